@@ -1,0 +1,83 @@
+#!/bin/bash
+# The whole test suite, from a fresh clone on Debian 12 (README, command 2):
+# installs what is missing, builds, runs the unit and CLI tests, runs them
+# again under ASan+UBSan and under valgrind, and gives the fuzzers a short run.
+#   tests/run.sh            everything
+#   QUICK=1 tests/run.sh    one build and one pass only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packaging/build-deps.sh
+
+werror=false
+[ "${CI:-}" = "true" ] && werror=true
+jobs=$(nproc)
+
+passed=0
+failed=0
+count() { # count the Ok/Fail lines of a meson test summary in $1
+    local ok fail
+    ok=$(awk '/^Ok:/ {print $2}' "$1" | tail -n1)
+    fail=$(awk '/^(Fail|Unexpected Pass|Timeout):/ {s += $2} END {print s + 0}' "$1")
+    passed=$((passed + ${ok:-0}))
+    failed=$((failed + fail))
+}
+
+setup() { # setup DIR [meson options...]
+    local dir=$1
+    shift
+    if [ -d "$dir" ]; then
+        meson setup --reconfigure "$dir" -Dwerror=$werror "$@" >/dev/null
+    else
+        meson setup "$dir" -Dwerror=$werror "$@" >/dev/null
+    fi
+    ninja -C "$dir" -j "$jobs"
+}
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+echo "== build and test (gcc, -Werror=$werror)"
+setup build
+meson test -C build --print-errorlogs --num-processes "$jobs" | tee "$log" || true
+count "$log"
+
+if [ -z "${QUICK:-}" ]; then
+    echo "== ASan + UBSan (clang)"
+    CC=clang setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        meson test -C build-asan --print-errorlogs --num-processes "$jobs" --suite unit | tee "$log" || true
+    count "$log"
+
+    echo "== valgrind"
+    CK_FORK=no meson test -C build --print-errorlogs --num-processes "$jobs" --suite unit \
+        --timeout-multiplier 10 \
+        --wrapper 'valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect --error-exitcode=99' \
+        | tee "$log" || true
+    count "$log"
+
+    if [ -f tests/fuzz/meson.build ]; then
+        echo "== fuzz (short run on the seed corpora)"
+        CC=clang setup build-fuzz -Dfuzz=true -Dtests=disabled -Dbuildtype=debugoptimized
+        for f in build-fuzz/tests/fuzz/fuzz-*; do
+            [ -x "$f" ] || continue
+            name=$(basename "$f")
+            corpus="tests/fuzz/corpus-${name#fuzz-}"
+            work=$(mktemp -d)
+            if "$f" -max_total_time="${FUZZ_SECONDS:-30}" -timeout=10 -rss_limit_mb=2048 \
+                "$work" "$corpus" >"$work.log" 2>&1; then
+                echo "ok $name: $(grep -c . "$work.log") log lines, no crash, hang or leak"
+                passed=$((passed + 1))
+            else
+                tail -n 40 "$work.log"
+                echo "FAIL $name"
+                failed=$((failed + 1))
+            fi
+            rm -rf "$work" "$work.log"
+        done
+    fi
+fi
+
+echo
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
