@@ -2,6 +2,7 @@
 #include "cmd-check.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +16,8 @@ static void print_error(const char *path, const json_t *plan, const PlanError *e
         _cleanup_free_ char *text = NULL;
         const json_t *id = plan ? json_object_get(plan, "ID") : NULL;
 
-        if (err->line > 0)
-                fprintf(stderr, "%s:%d:%d: error %d: %s\n", path, err->line, err->column, err->code,
-                        err->message);
-        else
-                fprintf(stderr, "%s: error %d: %s\n", path, err->code, err->message);
+        /* Parse messages already end with "(line L, column C)". */
+        fprintf(stderr, "%s: error %d: %s\n", path, err->code, err->message);
 
         if (result_new_error(&doc, id, err->code, err->message, NULL) < 0 ||
             result_to_text(doc, &text) < 0) {
@@ -41,11 +39,7 @@ static bool check_one(const char *path, const PlanLimits *lim)
         r = plan_parse_file(path, lim, &plan, &err);
         if (r < 0) {
                 char msg[512];
-                if (r == -EFBIG)
-                        snprintf(msg, sizeof(msg), "Plan is larger than %zu bytes", lim->max_bytes);
-                else
-                        snprintf(msg, sizeof(msg), "Cannot read plan file '%s': %s", path,
-                                 strerror(-r));
+                snprintf(msg, sizeof(msg), "Cannot read plan file '%s': %s", path, strerror(-r));
                 err.code = PLAN_CODE_EXCEPTION;
                 err.message = strdup(msg);
                 if (!err.message)

@@ -58,7 +58,8 @@ if [ -z "${QUICK:-}" ]; then
 
     if [ -f tests/fuzz/meson.build ]; then
         echo "== fuzz (short run on the seed corpora)"
-        CC=clang setup build-fuzz -Dfuzz=true -Dtests=disabled -Dbuildtype=debugoptimized
+        CC=clang setup build-fuzz -Dfuzz=true -Dtests=disabled -Dbuildtype=debugoptimized \
+            -Db_sanitize=address,undefined -Db_lundef=false
         for f in build-fuzz/tests/fuzz/fuzz-*; do
             [ -x "$f" ] || continue
             name=$(basename "$f")
