@@ -1,14 +1,29 @@
-/* muranoagent: wiring only. Parses the command line, loads the
- * configuration, and hands over to a subcommand or the daemon. */
+/* muranoagent: wiring only. Parses the command line as the reference's
+ * oslo.config does, loads the configuration, and hands over to a
+ * subcommand or the daemon. */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "build-config.h"
 #include "cmd-check.h"
+#include "config/config.h"
 #include "plan/plan.h"
 #include "util/macro.h"
+
+#define MAX_SOURCES 64
+#define MAX_OVERRIDES 8
+
+typedef struct Args {
+        ConfigSource sources[MAX_SOURCES];
+        size_t n_sources;
+        ConfigOverride overrides[MAX_OVERRIDES];
+        size_t n_overrides;
+        bool print_config;
+} Args;
 
 static void usage(FILE *f)
 {
@@ -19,36 +34,119 @@ static void usage(FILE *f)
               "  --config-file FILE   read FILE (repeatable; later files override earlier ones)\n"
               "  --config-dir DIR     read DIR/*.conf in sorted order (repeatable)\n"
               "  -d, --debug          log debug detail\n"
+              "  --log-file FILE      log to FILE instead of stderr\n"
+              "  --enable_dynamic_result_queue, --noenable_dynamic_result_queue\n"
+              "                       route results to the plan's ReplyTo (or not)\n"
+              "  --print-config       print the effective configuration (secrets masked) and exit\n"
               "  -h, --help           show this help and exit\n"
               "  --version            show the version and exit\n"
               "\n"
+              "Without --config-file or --config-dir, the first of ~/.muranoagent/muranoagent.conf,\n"
+              "~/muranoagent.conf, /etc/muranoagent/muranoagent.conf and /etc/muranoagent.conf\n"
+              "that exists is read, as oslo.config does. Murano starts the agent with\n"
+              "--config-dir /etc/murano.\n"
+              "\n"
               "check prints one line per plan on stdout: \"ok\", or the error result\n"
               "document the agent would publish. Exit status: 0 when every plan is\n"
-              "valid, 1 when one is not, 2 for a bad command line or configuration.\n"
-              "Documentation: docs/ in the source tree, or muranoagent(8).\n",
+              "valid, 1 when one is not, 2 for a bad command line or configuration.\n",
               f);
 }
 
-int main(int argc, char **argv)
+static int add_source(Args *a, const char *path, bool is_dir)
 {
-        enum { OPT_CONFIG_FILE = 256, OPT_CONFIG_DIR, OPT_VERSION };
+        if (a->n_sources == MAX_SOURCES) {
+                fprintf(stderr, "muranoagent: more than %d configuration sources\n", MAX_SOURCES);
+                return -1;
+        }
+        a->sources[a->n_sources++] = (ConfigSource){path, is_dir};
+        return 0;
+}
+
+static void add_override(Args *a, const char *section, const char *name, const char *value,
+                         const char *origin)
+{
+        /* Each flag replaces its own earlier use, so the table cannot overflow. */
+        for (size_t i = 0; i < a->n_overrides; i++)
+                if (streq(a->overrides[i].name, name)) {
+                        a->overrides[i] = (ConfigOverride){section, name, value, origin};
+                        return;
+                }
+        a->overrides[a->n_overrides++] = (ConfigOverride){section, name, value, origin};
+}
+
+/* oslo.config's default search when no file is named: the first existing
+ * muranoagent.conf in its search directories. */
+static void add_default_source(Args *a)
+{
+        static char home_paths[2][4096];
+        const char *home = getenv("HOME");
+        const char *candidates[4] = {NULL, NULL, "/etc/muranoagent/muranoagent.conf",
+                                     "/etc/muranoagent.conf"};
+        struct stat st;
+
+        if (home && *home) {
+                snprintf(home_paths[0], sizeof(home_paths[0]), "%s/.muranoagent/muranoagent.conf",
+                         home);
+                snprintf(home_paths[1], sizeof(home_paths[1]), "%s/muranoagent.conf", home);
+                candidates[0] = home_paths[0];
+                candidates[1] = home_paths[1];
+        }
+        for (size_t i = 0; i < ELEMENTSOF(candidates); i++)
+                if (candidates[i] && stat(candidates[i], &st) == 0 && S_ISREG(st.st_mode)) {
+                        add_source(a, candidates[i], false);
+                        return;
+                }
+}
+
+/* Returns -1 to continue, or an exit status. */
+static int parse_args(Args *a, int argc, char **argv)
+{
+        enum {
+                OPT_CONFIG_FILE = 256,
+                OPT_CONFIG_DIR,
+                OPT_LOG_FILE,
+                OPT_DYNAMIC,
+                OPT_NO_DYNAMIC,
+                OPT_PRINT_CONFIG,
+                OPT_VERSION,
+        };
         static const struct option options[] = {
                 {"config-file", required_argument, NULL, OPT_CONFIG_FILE},
                 {"config-dir", required_argument, NULL, OPT_CONFIG_DIR},
                 {"debug", no_argument, NULL, 'd'},
+                {"log-file", required_argument, NULL, OPT_LOG_FILE},
+                {"enable_dynamic_result_queue", no_argument, NULL, OPT_DYNAMIC},
+                {"noenable_dynamic_result_queue", no_argument, NULL, OPT_NO_DYNAMIC},
+                {"print-config", no_argument, NULL, OPT_PRINT_CONFIG},
                 {"help", no_argument, NULL, 'h'},
                 {"version", no_argument, NULL, OPT_VERSION},
                 {NULL, 0, NULL, 0},
         };
-        PlanLimits lim = PLAN_LIMITS_DEFAULT;
         int c;
 
-        /* "+" stops at the subcommand, so its own arguments stay its own. */
+        /* "+" stops at the subcommand, so its arguments stay its own. */
         while ((c = getopt_long(argc, argv, "+dh", options, NULL)) != -1) {
                 switch (c) {
                 case OPT_CONFIG_FILE:
                 case OPT_CONFIG_DIR:
+                        if (add_source(a, optarg, c == OPT_CONFIG_DIR) < 0)
+                                return 2;
+                        break;
                 case 'd':
+                        add_override(a, "DEFAULT", "debug", "true", "--debug");
+                        break;
+                case OPT_LOG_FILE:
+                        add_override(a, "DEFAULT", "log_file", optarg, "--log-file");
+                        break;
+                case OPT_DYNAMIC:
+                case OPT_NO_DYNAMIC:
+                        add_override(a, "DEFAULT", "enable_dynamic_result_queue",
+                                     c == OPT_DYNAMIC ? "true" : "false",
+                                     c == OPT_DYNAMIC ? "--enable_dynamic_result_queue"
+                                                      : "--noenable_dynamic_result_queue");
+                        break;
+                case OPT_PRINT_CONFIG:
+                        a->print_config = true;
                         break;
                 case 'h':
                         usage(stdout);
@@ -61,19 +159,74 @@ int main(int argc, char **argv)
                         return 2;
                 }
         }
+        if (a->n_sources == 0)
+                add_default_source(a);
+        return -1;
+}
 
-        if (optind < argc && streq(argv[optind], "check")) {
-                if (argc - optind < 2) {
-                        fputs("muranoagent check: no plan files given\n", stderr);
-                        return 2;
-                }
-                return cmd_check(argv + optind + 1, argc - optind - 1, &lim);
+/* Load the configuration; on failure print why and return NULL. */
+static Config *load_config(const Args *a)
+{
+        ConfigDiag diag = CONFIG_DIAG_INIT;
+        Config *cfg = NULL;
+        int r;
+
+        r = config_load_full(&cfg, a->sources, a->n_sources, a->overrides, a->n_overrides, &diag);
+        for (size_t i = 0; i < diag.n_warnings; i++)
+                fprintf(stderr, "muranoagent: warning: %s\n", diag.warnings[i]);
+        if (diag.n_dropped > 0)
+                fprintf(stderr, "muranoagent: warning: %zu more warnings not shown\n",
+                        diag.n_dropped);
+        if (r == CONFIG_INVALID)
+                fprintf(stderr, "muranoagent: %s\n", diag.error);
+        else if (r < 0)
+                fprintf(stderr, "muranoagent: cannot load the configuration: %s\n", strerror(-r));
+        config_diag_done(&diag);
+        return r == 0 ? cfg : NULL;
+}
+
+int main(int argc, char **argv)
+{
+        Args args = {0};
+        Config *cfg;
+        PlanLimits lim;
+        int r;
+
+        r = parse_args(&args, argc, argv);
+        if (r >= 0)
+                return r;
+
+        cfg = load_config(&args);
+        if (!cfg)
+                return 2;
+
+        if (args.print_config) {
+                _cleanup_free_ char *text = NULL;
+                r = config_format(cfg, &text);
+                if (r == 0)
+                        fputs(text, stdout);
+                config_free(cfg);
+                return r == 0 ? 0 : 1;
         }
-        if (optind < argc) {
+
+        lim = (PlanLimits){.max_bytes = cfg->agent.max_plan_size,
+                           .max_depth = cfg->agent.max_plan_depth};
+        if (optind < argc && streq(argv[optind], "check")) {
+                r = argc - optind < 2 ? 2 : cmd_check(argv + optind + 1, argc - optind - 1, &lim);
+                if (r == 2)
+                        fputs("muranoagent check: no plan files given\n", stderr);
+        } else if (optind < argc) {
                 fprintf(stderr, "muranoagent: unknown command '%s'\n", argv[optind]);
                 usage(stderr);
-                return 2;
+                r = 2;
+        } else {
+                /* The configuration is valid; consuming from the broker is
+                 * the daemon milestone, not yet built. */
+                fputs("muranoagent: configuration is valid, but this build has no RabbitMQ "
+                      "transport yet; only 'check' is available\n",
+                      stderr);
+                r = 1;
         }
-        fputs("muranoagent: the daemon mode arrives with the transport; use 'check'\n", stderr);
-        return 1;
+        config_free(cfg);
+        return r;
 }

@@ -79,5 +79,36 @@ run check "$tmp/does-not-exist.yaml" >"$tmp/out" 2>"$tmp/err"; st=$?
 check "missing plan file: exit 1" test $st -eq 1
 check "missing plan file: named in the message" grep -q "does-not-exist.yaml" "$tmp/out"
 
+# Configuration: errors stop before anything else (exit 2), with file and line.
+printf '[rabbitmq]\nport = abc\nfoo = 1\n' >"$tmp/bad.conf"
+run --config-file "$tmp/bad.conf" check "${plans[0]}" >"$tmp/out" 2>"$tmp/err"; st=$?
+check "bad config: exit 2" test $st -eq 2
+check "bad config: file, line, option and expectation" \
+    grep -qF "$tmp/bad.conf:2: [rabbitmq] port: expected an integer from 1 to 65535, got 'abc'" "$tmp/err"
+check "bad config: unknown option is only a warning" grep -qF "$tmp/bad.conf:3: unknown option [rabbitmq] foo, ignoring" "$tmp/err"
+check "bad config: no plan was judged" test ! -s "$tmp/out"
+run --config-file "$tmp/missing.conf" --print-config >/dev/null 2>"$tmp/err"; st=$?
+check "missing config file: exit 2" test $st -eq 2
+check "missing config file: named" grep -qF "$tmp/missing.conf" "$tmp/err"
+
+# Murano's own file, through --config-dir as Murano starts the agent.
+mkdir -p "$tmp/etc-murano"
+cp "$data/config/agent-v2.conf" "$tmp/etc-murano/agent.conf"
+printf '[rabbitmq]\nport = 5999\n' >"$tmp/etc-murano/zz-override.conf"
+printf '[rabbitmq]\nport = junk\n' >"$tmp/etc-murano/agent.conf.sample"
+run --config-dir "$tmp/etc-murano" --print-config >"$tmp/out" 2>"$tmp/err"; st=$?
+check "--config-dir: exit 0" test $st -eq 0
+check "--config-dir: later *.conf overrides, *.conf.sample ignored" grep -qx "port = 5999" "$tmp/out"
+check "--print-config masks the password" grep -qx "password = \*\*\*" "$tmp/out"
+check "--print-config never shows the password" bash -c "! grep -q s3cr3t '$tmp/out'"
+check "--print-config masks engine_key" grep -qx "engine_key = \*\*\*" "$tmp/out"
+run --config-dir "$tmp/etc-murano" -d --noenable_dynamic_result_queue --print-config >"$tmp/out" 2>&1
+check "--debug overrides the files" grep -qx "debug = true" "$tmp/out"
+run --config-dir "$tmp/etc-murano" --max-plan-size=1 check "${plans[0]}" >/dev/null 2>&1; st=$?
+check "unknown long option: exit 2" test $st -eq 2
+printf '[agent]\nmax_plan_size = 100\n' >"$tmp/small.conf"
+run --config-file "$tmp/small.conf" check "${plans[0]}" >"$tmp/out" 2>&1; st=$?
+check "max_plan_size from the config applies to check" grep -q "larger than 100 bytes" "$tmp/out"
+
 echo "1..$n"
 [ "$fails" -eq 0 ]
