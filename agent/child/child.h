@@ -1,0 +1,145 @@
+/* One child process on the libuv loop. The module spawns an exact argv in an
+ * exact environment and directory, reads its stdout and stderr through
+ * pipes into bounded captures, ends it on a timeout or on request, and
+ * reports once, when it is over. It knows nothing of plans or of the
+ * sandbox: in production the argv is the sandbox helper's, followed by the
+ * script's command line.
+ *
+ * A child is over only when both halves of its end have arrived (as in tmux's
+ * job.c): libuv's exit callback for the direct child, and end of file on
+ * every captured pipe. Reporting at the exit alone would lose output still
+ * sitting in the pipes; waiting for end of file alone would wait forever on
+ * a grandchild that keeps a pipe open. So after the direct child exits, the
+ * pipes get eof_grace_ms to reach end of file; any pipe still open then is
+ * closed and its output marked as cut. Nothing is killed for that: a script
+ * may leave a background process running, as it could under the reference
+ * agent.
+ *
+ * Ending a child (a timeout or child_cancel()) sends SIGTERM to its process
+ * group and through the optional kill_tree hook, then SIGKILL kill_grace_ms
+ * later. The child runs in its own session (UV_PROCESS_DETACHED makes it a
+ * session and group leader before exec), so its process group id is its
+ * pid. Once an end has begun, the child is over only after SIGKILL went out,
+ * unless the process group is already empty when the rest has arrived: then
+ * the SIGKILL goes to the hook alone, at once. No process of a timed-out or
+ * cancelled child outlives it, except one that left the process group and
+ * is outside what the hook kills.
+ *
+ * What the child gets: stdin is /dev/null (libuv opens it in the child);
+ * stdout and stderr are pipes (real pipes, not libuv's socketpairs, because
+ * scripts write to /dev/stdout and /dev/stderr, which cannot be opened on a
+ * socket), or the agent's passthrough descriptor, or /dev/null. libuv 1.44
+ * resets signals 1 to 31 to SIG_DFL and empties the signal mask in the
+ * child before exec, so SIGPIPE is at its default as the reference made it.
+ * Every other descriptor of the agent is close-on-exec.
+ *
+ * Memory: handle memory is freed only in libuv's close callbacks. The Child
+ * frees itself after its done callback has returned, so a loop whose
+ * children have all reported closes cleanly. No waitpid of our own and no
+ * SIGCHLD handler: libuv reaps. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+typedef struct Child Child;
+
+/* The eof_grace_ms used when the spec says 0. */
+#define CHILD_EOF_GRACE_DEFAULT_MS 2000
+
+/* The most descriptors ChildSpec.extra_fds may pass. */
+#define CHILD_EXTRA_FDS_MAX 8
+
+typedef struct ChildSpec {
+        /* argv[0] is the program: a path, or a name looked up in the PATH
+         * of envp (execvp). Borrowed, read during child_spawn() only. */
+        char *const *argv;
+        /* The exact environment; NULL inherits the agent's. Borrowed, read
+         * during child_spawn() only. */
+        char *const *envp;
+        /* The working directory; NULL keeps the agent's. A directory that
+         * cannot be entered is a spawn error. */
+        const char *cwd;
+        /* A stream that is captured goes to a pipe and into the result. One
+         * that is not goes to passthrough_fd. */
+        bool capture_stdout;
+        bool capture_stderr;
+        /* The agent's descriptor that an uncaptured stream is written to,
+         * for example STDERR_FILENO (the reference let uncaptured output
+         * through to its own stdout, the service log; stderr is the same
+         * log under systemd and keeps "muranoagent run"'s stdout clean).
+         * 0 or less means /dev/null, so a zeroed spec sends it nowhere. */
+        int passthrough_fd;
+        /* More of the agent's descriptors for the child, which gets them as
+         * 3, 4, ... in this order (the sandbox helper's --status-fd, for
+         * example). At most CHILD_EXTRA_FDS_MAX; borrowed. */
+        const int *extra_fds;
+        size_t n_extra_fds;
+        /* Bytes kept of each captured stream: the first half and the last
+         * half, the middle dropped and marked (see child-capture.h); 0 keeps
+         * nothing but the count. */
+        size_t output_limit;
+        /* Time from the spawn to SIGTERM; 0 means no timeout. */
+        uint64_t timeout_ms;
+        /* Time from SIGTERM to SIGKILL; 0 sends SIGKILL alone, at once. */
+        uint64_t kill_grace_ms;
+        /* Time the pipes get to reach end of file after the direct child
+         * exited; 0 means CHILD_EOF_GRACE_DEFAULT_MS. */
+        uint64_t eof_grace_ms;
+        /* Optional: called with SIGTERM and then SIGKILL to kill everything
+         * the child started (for example its cgroup), in addition to the
+         * kill of its process group. Must stay valid until done. */
+        void (*kill_tree)(void *userdata, int sig);
+        void *kill_userdata;
+} ChildSpec;
+
+typedef struct ChildOutput {
+        char *data;     /* owned; NUL-terminated; NULL when the stream was not captured */
+        size_t len;     /* bytes in data, the terminating NUL aside */
+        uint64_t total; /* bytes the child wrote to the stream */
+        bool truncated; /* bytes were dropped: data is head, marker and tail */
+        bool cut;       /* the pipe was closed before end of file (eof_grace_ms) */
+} ChildOutput;
+
+typedef struct ChildResult {
+        int exit_status; /* the exit status; meaningful when term_signal is 0 */
+        int term_signal; /* the signal that killed the direct child, 0 if none */
+        bool timed_out;  /* timeout_ms expired and the end began */
+        bool cancelled;  /* child_cancel() was called before the child was over */
+        int spawn_error; /* a negative errno when the program never ran (exec, cwd) */
+        int error;       /* a negative errno when the agent failed to keep output */
+        ChildOutput out; /* stdout */
+        ChildOutput err; /* stderr */
+} ChildResult;
+
+/* Called once, from the loop, when the child is over and all its handles are
+ * closed. The callback may take r->out.data and r->err.data (and set them to
+ * NULL); everything else, the Child included, is freed when it returns. */
+typedef void (*child_done_cb)(Child *c, ChildResult *r, void *userdata);
+
+/* Start the program of spec on loop. Returns 0 and, when ret is not NULL,
+ * the Child in *ret, valid until done returns; done is then called exactly
+ * once, also when the program could not be started (spawn_error). Returns
+ * -EINVAL for a spec without a program or with too many extra_fds, -ENOMEM,
+ * or another negative errno when the pipes cannot be made; then done is
+ * never called and nothing is left on the loop. */
+int child_spawn(uv_loop_t *loop, const ChildSpec *spec, child_done_cb done, void *userdata,
+                Child **ret);
+
+/* End the child: SIGTERM to its tree now, SIGKILL after kill_grace_ms, and
+ * the result says cancelled. When an end has begun already (a timeout or an
+ * earlier call), only the cancelled flag is set. Does nothing once the child
+ * is over and only its report is pending (for example from inside done). */
+void child_cancel(Child *c);
+
+/* The pid of the direct child, which is also its process group id; 0 when
+ * it never ran. */
+pid_t child_get_pid(const Child *c);
+
+/* The exitCode the reference reports (Popen.returncode): the exit status,
+ * or -N for a death by signal N. 127, what a shell reports for a command it
+ * cannot run, when the program never ran. */
+int child_result_exit_code(const ChildResult *r);
