@@ -1,0 +1,439 @@
+/* Tests for sandbox/sandbox.h: the exact helper command line, environment
+ * and log line for several configurations, and the two system lookups. None
+ * needs root. The helper itself is tested by test-sandbox-helper.sh, the
+ * cgroups by test-sandbox-cgroup.c. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config/config.h"
+#include "sandbox/sandbox.h"
+#include "util/macro.h"
+
+static Config *cfg;
+
+static void cfg_setup(void)
+{
+        ck_assert_int_eq(config_new_default(&cfg), 0);
+}
+
+static void cfg_teardown(void)
+{
+        cfg = config_free(cfg);
+}
+
+static const char *const agent_env[] = {
+        "SHELL=/bin/bash",
+        "http_proxy=http://user:pw@proxy:3128",
+        "PATH=/opt/bin:/usr/bin",
+        "SECRET=x",
+        "LC_ALL=C",
+        NULL,
+};
+static const char *const command[] = {"/bin/sh", "-c", "./\"deploy.sh\" -v", NULL};
+static const char *const cgroups[] = {"/sys/fs/cgroup/memory/muranoagent-p-1",
+                                      "/sys/fs/cgroup/pids/muranoagent-p-1"};
+static const char *const plan_dirs[] = {"/var/lib/murano/files/p1"};
+
+static SandboxRun base_run(void)
+{
+        return (SandboxRun){
+                .helper = "/usr/libexec/muranoagent/muranoagent-sandbox",
+                .workdir = "/var/lib/murano/files/p1/s1",
+                .agent_env = agent_env,
+                .status_fd = 3,
+                .command = command,
+        };
+}
+
+static void assert_strv(char **got, const char *const *want)
+{
+        size_t i = 0;
+
+        for (; want[i]; i++) {
+                ck_assert_msg(got[i] != NULL, "item %zu missing, want '%s'", i, want[i]);
+                ck_assert_str_eq(got[i], want[i]);
+        }
+        ck_assert_msg(got[i] == NULL, "extra item %zu: '%s'", i, got[i]);
+}
+
+/* The defaults: root kept, nofile 1024, no_new_privs, no namespaces. */
+START_TEST(test_build_defaults)
+{
+        _cleanup_(sandbox_command_freep) SandboxCommand *c = NULL;
+        SandboxRun run = base_run();
+        static const char *const want[] = {
+                "/usr/libexec/muranoagent/muranoagent-sandbox",
+                "--die-with-parent",
+                "--status-fd=3",
+                "--rlimit-nofile=1024",
+                "--no-new-privs",
+                "--chdir=/var/lib/murano/files/p1/s1",
+                "--env=PATH=/opt/bin:/usr/bin",
+                "--env=LC_ALL=C",
+                "--env=http_proxy=http://user:pw@proxy:3128",
+                "--env=HOME=/root",
+                "--env=LANG=C.UTF-8",
+                "--",
+                "/bin/sh",
+                "-c",
+                "./\"deploy.sh\" -v",
+                NULL,
+        };
+        static const char *const none[] = {NULL};
+
+        ck_assert_int_eq(sandbox_build(&cfg->sandbox, &run, &c), 0);
+        assert_strv(c->argv, want);
+        assert_strv(c->envp, none);
+}
+END_TEST
+
+/* Every feature on, in the helper's order of operations. */
+START_TEST(test_build_everything)
+{
+        _cleanup_(sandbox_command_freep) SandboxCommand *c = NULL;
+        struct ConfigSandbox s = cfg->sandbox; /* a shallow copy: cfg keeps its strings */
+        SandboxRun run = base_run();
+        static const char *const want[] = {
+                "/usr/libexec/muranoagent/muranoagent-sandbox",
+                "--die-with-parent",
+                "--cgroup=/sys/fs/cgroup/memory/muranoagent-p-1",
+                "--cgroup=/sys/fs/cgroup/pids/muranoagent-p-1",
+                "--unshare-mount",
+                "--unshare-pid",
+                "--unshare-ipc",
+                "--unshare-uts",
+                "--unshare-net",
+                "--private-tmp",
+                "--read-only=/",
+                "--writable=/var/lib/murano/files/p1",
+                "--rlimit-cpu=600",
+                "--rlimit-as=1073741824",
+                "--rlimit-nofile=64",
+                "--rlimit-nproc=50",
+                "--user=nobody",
+                "--group=nogroup",
+                "--chdir=/var/lib/murano/files/p1/s1",
+                "--env=PATH=" SANDBOX_DEFAULT_PATH,
+                "--env=HOME=/nonexistent",
+                "--env=LANG=C.UTF-8",
+                "--",
+                "/bin/sh",
+                "-c",
+                "./\"deploy.sh\" -v",
+                NULL,
+        };
+
+        s.user = (char *)"nobody";
+        s.group = (char *)"nogroup";
+        s.rlimit_cpu = 600;
+        s.rlimit_as = 1u << 30;
+        s.rlimit_nofile = 64;
+        s.rlimit_nproc = 50;
+        s.no_new_privs = false;
+        s.mount_namespace = s.pid_namespace = s.ipc_namespace = true;
+        s.uts_namespace = s.network_namespace = true;
+        /* Nothing passed through: HOME comes from the run, the rest are
+         * the defaults, and the agent's HOME stays out. */
+        s.env_passthrough.n = 0;
+        run.status_fd = -1;
+        run.cgroups = cgroups;
+        run.n_cgroups = 2;
+        run.writable = plan_dirs;
+        run.n_writable = 1;
+        run.home = "/nonexistent";
+        run.agent_env = (const char *const[]){"HOME=/root", NULL};
+
+        ck_assert_int_eq(sandbox_build(&s, &run, &c), 0);
+        assert_strv(c->argv, want);
+}
+END_TEST
+
+/* The working directory is made writable unless a plan directory holds it. */
+START_TEST(test_build_writable_workdir)
+{
+        _cleanup_(sandbox_command_freep) SandboxCommand *c = NULL;
+        SandboxRun run = base_run();
+        static const char *const others[] = {"/srv/a", "/var/lib/murano/files/p10"};
+
+        cfg->sandbox.mount_namespace = true;
+        run.writable = others;
+        run.n_writable = 2;
+        ck_assert_int_eq(sandbox_build(&cfg->sandbox, &run, &c), 0);
+        ck_assert_str_eq(c->argv[2], "--status-fd=3");
+        ck_assert_str_eq(c->argv[3], "--unshare-mount");
+        ck_assert_str_eq(c->argv[4], "--private-tmp");
+        ck_assert_str_eq(c->argv[5], "--read-only=/");
+        ck_assert_str_eq(c->argv[6], "--writable=/var/lib/murano/files/p1/s1");
+        ck_assert_str_eq(c->argv[7], "--writable=/srv/a");
+        ck_assert_str_eq(c->argv[8], "--writable=/var/lib/murano/files/p10");
+        ck_assert_str_eq(c->argv[9], "--rlimit-nofile=1024");
+}
+END_TEST
+
+/* Without the sandbox the reference's way: the command and all of environ. */
+START_TEST(test_build_disabled)
+{
+        _cleanup_(sandbox_command_freep) SandboxCommand *c = NULL;
+        SandboxRun run = base_run();
+        _cleanup_free_ char *line = NULL;
+
+        cfg->sandbox.enabled = false;
+        run.helper = NULL;
+        ck_assert_int_eq(sandbox_build(&cfg->sandbox, &run, &c), 0);
+        assert_strv(c->argv, command);
+        assert_strv(c->envp, agent_env);
+        ck_assert_int_eq(sandbox_describe(&cfg->sandbox, &run, &line), 0);
+        ck_assert_str_eq(line, "sandbox: disabled (scripts run with the agent's identity, limits "
+                               "and environment)");
+}
+END_TEST
+
+START_TEST(test_build_invalid)
+{
+        SandboxCommand *c = (SandboxCommand *)0x1;
+        SandboxRun run = base_run();
+
+        run.command = (const char *const[]){NULL};
+        ck_assert_int_eq(sandbox_build(&cfg->sandbox, &run, &c), -EINVAL);
+        run.command = NULL;
+        ck_assert_int_eq(sandbox_build(&cfg->sandbox, &run, &c), -EINVAL);
+        run = base_run();
+        run.helper = NULL;
+        ck_assert_int_eq(sandbox_build(&cfg->sandbox, &run, &c), -EINVAL);
+        ck_assert_ptr_eq(c, (SandboxCommand *)0x1);
+}
+END_TEST
+
+/* Table: passthrough list, agent environment, home -> clean environment. */
+static const struct {
+        const char *passthrough[4];
+        const char *env[6];
+        const char *home;
+        const char *want[8];
+} env_cases[] = {
+        {{NULL},
+         {"PATH=/x", NULL},
+         NULL,
+         {"PATH=" SANDBOX_DEFAULT_PATH, "HOME=/root", "LANG=C.UTF-8", NULL}},
+        {{"PATH", "LANG", NULL},
+         {"LANG=de_DE.UTF-8", "PATH=/x", "TERM=xterm", NULL},
+         "/home/u",
+         {"PATH=/x", "LANG=de_DE.UTF-8", "HOME=/home/u", NULL}},
+        {{"A", "A", "HOME", NULL},
+         {"A=1", "HOME=/h", "A=2", NULL},
+         "/ignored",
+         {"A=1", "HOME=/h", "PATH=" SANDBOX_DEFAULT_PATH, "LANG=C.UTF-8", NULL}},
+        {{"AB", NULL},
+         {"A=1", "ABC=2", "AB=", NULL},
+         NULL,
+         {"AB=", "PATH=" SANDBOX_DEFAULT_PATH, "HOME=/root", "LANG=C.UTF-8", NULL}},
+};
+
+START_TEST(test_environment)
+{
+        char **env = NULL;
+        struct ConfigSandbox s = cfg->sandbox;
+        size_t n = 0;
+
+        while (env_cases[_i].passthrough[n])
+                n++;
+        s.env_passthrough.items = (char **)env_cases[_i].passthrough;
+        s.env_passthrough.n = n;
+        ck_assert_int_eq(sandbox_environment(&s, env_cases[_i].env, env_cases[_i].home, &env), 0);
+        assert_strv(env, env_cases[_i].want);
+        for (size_t i = 0; env[i]; i++)
+                free(env[i]);
+        free(env);
+}
+END_TEST
+
+START_TEST(test_describe)
+{
+        _cleanup_free_ char *a = NULL, *b = NULL;
+        SandboxRun run = base_run();
+
+        ck_assert_int_eq(sandbox_describe(&cfg->sandbox, &run, &a), 0);
+        ck_assert_str_eq(a, "sandbox: user=root group=root no_new_privs rlimits=nofile:1024,core:0 "
+                            "namespaces=none cgroups=0 env=PATH,LC_ALL,http_proxy,HOME,LANG");
+
+        cfg->sandbox.mount_namespace = cfg->sandbox.pid_namespace = true;
+        cfg->sandbox.no_new_privs = false;
+        cfg->sandbox.rlimit_cpu = 5;
+        run.cgroups = cgroups;
+        run.n_cgroups = 2;
+        run.writable = plan_dirs;
+        run.n_writable = 1;
+        ck_assert_int_eq(sandbox_describe(&cfg->sandbox, &run, &b), 0);
+        ck_assert_str_eq(b, "sandbox: user=root group=root rlimits=cpu:5,nofile:1024,core:0 "
+                            "namespaces=mount,pid mounts=read-only:/,private-tmp,writable:1 "
+                            "cgroups=2 env=PATH,LC_ALL,http_proxy,HOME,LANG");
+}
+END_TEST
+
+START_TEST(test_helper_path_env)
+{
+        _cleanup_free_ char *p = NULL;
+        char *q = (char *)0x1, plain[] = "/tmp/test-sandbox-XXXXXX";
+        int fd;
+
+        ck_assert_int_eq(setenv("MURANOAGENT_SANDBOX", "/bin/true", 1), 0);
+        ck_assert_int_eq(sandbox_helper_path(&p), 0);
+        ck_assert_str_eq(p, "/bin/true");
+        /* Set but wrong: an error, never another helper. */
+        ck_assert_int_eq(setenv("MURANOAGENT_SANDBOX", "/nonexistent/helper", 1), 0);
+        ck_assert_int_eq(sandbox_helper_path(&q), -ENOENT);
+        /* A file without any execute bit is refused, even for root. */
+        fd = mkstemp(plain);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        ck_assert_int_eq(setenv("MURANOAGENT_SANDBOX", plain, 1), 0);
+        ck_assert_int_eq(sandbox_helper_path(&q), -EACCES);
+        ck_assert_ptr_eq(q, (char *)0x1);
+        unlink(plain);
+        unsetenv("MURANOAGENT_SANDBOX");
+}
+END_TEST
+
+START_TEST(test_user_home)
+{
+        _cleanup_free_ char *a = NULL, *b = NULL;
+        char *c = (char *)0x1;
+
+        ck_assert_int_eq(sandbox_user_home("root", &a), 0);
+        ck_assert_str_eq(a, "/root");
+        ck_assert_int_eq(sandbox_user_home("0", &b), 0);
+        ck_assert_str_eq(b, "/root");
+        ck_assert_int_eq(sandbox_user_home("no-such-user-xyz", &c), -ENOENT);
+        ck_assert_ptr_eq(c, (char *)0x1);
+}
+END_TEST
+
+/* The helper beside the agent binary meson names, or in the build tree. */
+static void find_helper(char path[static PATH_MAX])
+{
+        const char *env = getenv("MURANOAGENT_SANDBOX"), *agent = getenv("MURANOAGENT");
+        char exe[PATH_MAX] = "";
+
+        if (env)
+                snprintf(path, PATH_MAX, "%s", env);
+        else if (agent)
+                snprintf(path, PATH_MAX, "%s/sandbox/muranoagent-sandbox",
+                         dirname(strcpy(exe, agent)));
+        else if (readlink("/proc/self/exe", exe, sizeof(exe) - 1) > 0)
+                snprintf(path, PATH_MAX, "%s/../agent/sandbox/muranoagent-sandbox", dirname(exe));
+}
+
+/* Spawn c and return its stdout; *ret_status gets the wait status. */
+static char *spawn(const SandboxCommand *c, int *ret_status)
+{
+        static char out[4096];
+        size_t len = 0;
+        ssize_t n;
+        int fds[2];
+        pid_t pid;
+
+        ck_assert_int_eq(pipe2(fds, O_CLOEXEC), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                dup2(fds[1], STDOUT_FILENO);
+                execve(c->argv[0], c->argv, c->envp);
+                _exit(99);
+        }
+        close(fds[1]);
+        while (len + 1 < sizeof(out) && (n = read(fds[0], out + len, sizeof(out) - len - 1)) > 0)
+                len += (size_t)n;
+        out[len] = '\0';
+        close(fds[0]);
+        ck_assert_int_eq(waitpid(pid, ret_status, 0), pid);
+        return out;
+}
+
+/* What the builder writes, the helper understands: the defaults run as any
+ * user; as root, the namespaces and a run-as user too. */
+START_TEST(test_build_runs)
+{
+        _cleanup_(sandbox_command_freep) SandboxCommand *a = NULL, *b = NULL;
+        struct ConfigSandbox s = cfg->sandbox;
+        char helper[PATH_MAX], dir[PATH_MAX], exe[PATH_MAX] = "", want[PATH_MAX + 64];
+        SandboxRun run = base_run();
+        int status;
+
+        find_helper(helper);
+        ck_assert_int_gt(readlink("/proc/self/exe", exe, sizeof(exe) - 1), 0);
+        snprintf(dir, sizeof(dir), "%s", dirname(exe));
+        run.helper = helper;
+        run.workdir = dir;
+        run.status_fd = -1;
+        run.command = (const char *const[]){
+                "/bin/sh", "-c",
+                "echo $HOME $LANG $(ulimit -n) $(pwd) $(id -u); env | cut -d= -f1 | sort | xargs",
+                NULL};
+        ck_assert_int_eq(sandbox_build(&s, &run, &a), 0);
+        /* sh adds PWD itself. */
+        snprintf(want, sizeof(want),
+                 "/root C.UTF-8 1024 %s %d\nHOME LANG LC_ALL PATH PWD http_proxy\n", dir,
+                 (int)geteuid());
+        ck_assert_str_eq(spawn(a, &status), want);
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+        if (geteuid() != 0 || strncmp(dir, "/tmp/", 5) == 0) {
+                printf("skipped: namespaces and --user (%s)\n",
+                       geteuid() != 0 ? "not root" : "the build directory is under /tmp");
+                return;
+        }
+        s.user = (char *)"nobody";
+        s.group = (char *)"nogroup";
+        s.mount_namespace = s.pid_namespace = s.ipc_namespace = s.uts_namespace = true;
+        run.command = (const char *const[]){
+                "/bin/sh", "-c", "echo $$ $(id -u) $(ls -A /tmp | wc -l); touch /etc/x 2>/dev/null",
+                NULL};
+        ck_assert_int_eq(sandbox_build(&s, &run, &b), 0);
+        ck_assert_str_eq(spawn(b, &status), "1 65534 0\n");
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+}
+END_TEST
+
+static Suite *sandbox_suite(void)
+{
+        Suite *s = suite_create("sandbox");
+        TCase *tc = tcase_create("build");
+
+        tcase_add_checked_fixture(tc, cfg_setup, cfg_teardown);
+        tcase_add_test(tc, test_build_defaults);
+        tcase_add_test(tc, test_build_everything);
+        tcase_add_test(tc, test_build_writable_workdir);
+        tcase_add_test(tc, test_build_disabled);
+        tcase_add_test(tc, test_build_invalid);
+        tcase_add_loop_test(tc, test_environment, 0, ELEMENTSOF(env_cases));
+        tcase_add_test(tc, test_describe);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("system");
+        tcase_add_checked_fixture(tc, cfg_setup, cfg_teardown);
+        tcase_add_test(tc, test_helper_path_env);
+        tcase_add_test(tc, test_user_home);
+        tcase_add_test(tc, test_build_runs);
+        tcase_set_timeout(tc, 30);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void)
+{
+        SRunner *sr = srunner_create(sandbox_suite());
+        int failed;
+
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
