@@ -1,0 +1,530 @@
+/* The Files object: the cache dir of one plan, and what each script needs
+ * in it. The statement order follows the reference's FilesManager and
+ * ScriptRunner._prepare_files() (murano-agent 9ae3969), so that a plan the
+ * reference fails on fails here with the same text where that text is the
+ * reference's own (a KeyError, an OSError), and so that the directories
+ * appear in the same order.
+ *
+ * Where the reference raises a Python exception on an odd value, the message
+ * is str(exception) as CPython 3.11 words it; plan validation has turned
+ * most such plans away before this module sees them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "files/files-internal.h"
+#include "util/hexid.h"
+#include "util/pyrepr.h"
+#include "util/strbuf.h"
+#include "util/utf8.h"
+
+/* os.path.join(a, b) for a relative b: no doubled slash after a. */
+static char *path_join(const char *a, const char *b)
+{
+        size_t n = strlen(a);
+        char *s;
+
+        if (asprintf(&s, "%s%s%s", a, n > 0 && a[n - 1] == '/' ? "" : "/", b) < 0)
+                return NULL;
+        return s;
+}
+
+/* mkdir -p, with mode for each directory it makes. */
+static int mkdir_parents(const char *path, mode_t mode)
+{
+        _cleanup_free_ char *p = strdup(path);
+
+        if (!p)
+                return -ENOMEM;
+        for (char *s = p + 1;; s++) {
+                if (*s != '/' && *s != 0)
+                        continue;
+                char c = *s;
+                *s = 0;
+                if (mkdir(p, mode) < 0 && errno != EEXIST)
+                        return -errno;
+                *s = c;
+                if (c == 0)
+                        return 0;
+        }
+}
+
+/* os.path.abspath(storage): relative to the current directory, with "."
+ * components, doubled slashes and a trailing slash dropped and ".." taken
+ * lexically, so that the symlink targets are plain absolute paths. */
+static int absolute_storage(const char *storage, char **ret)
+{
+        _cleanup_free_ char *cwd = NULL, *joined = NULL, *out = NULL;
+        size_t n = 0;
+
+        if (storage[0] == '/')
+                joined = strdup(storage);
+        else {
+                cwd = getcwd(NULL, 0);
+                if (!cwd)
+                        return -errno;
+                joined = path_join(cwd, storage);
+        }
+        if (!joined)
+                return -ENOMEM;
+        out = malloc(strlen(joined) + 2);
+        if (!out)
+                return -ENOMEM;
+        for (char *p = joined; *p;) {
+                size_t len = strcspn(p, "/");
+
+                if (len == 2 && p[0] == '.' && p[1] == '.') {
+                        while (n > 0 && out[n - 1] != '/')
+                                n--;
+                        if (n > 0)
+                                n--;
+                } else if (len > 0 && !(len == 1 && p[0] == '.')) {
+                        out[n++] = '/';
+                        memcpy(out + n, p, len);
+                        n += len;
+                }
+                p += len;
+                if (*p == '/')
+                        p++;
+        }
+        if (n == 0)
+                out[n++] = '/';
+        out[n] = 0;
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
+int files_new(const char *storage, const char *plan_id, const json_t *plan,
+              const ProcRunner *runner, const FilesOptions *opt, Files **ret)
+{
+        FilesOptions o = opt ? *opt : FILES_OPTIONS_DEFAULT;
+        _cleanup_free_ char *root = NULL;
+        _cleanup_(files_freep) Files *f = NULL;
+        char hex[33];
+        int r;
+
+        if (!storage || !*storage || !json_is_object(plan))
+                return -EINVAL;
+        f = calloc(1, sizeof(*f));
+        if (!f)
+                return -ENOMEM;
+        f->files_fd = f->cache_fd = -1;
+        f->plan = plan;
+        f->files = json_object_get(plan, "Files");
+        if (!json_is_object(f->files))
+                f->files = NULL;
+        if (runner) {
+                f->runner = *runner;
+                f->have_runner = true;
+        }
+        f->max_download_size = o.max_download_size;
+        f->connect_timeout = o.connect_timeout;
+        f->done = json_object();
+        if (!f->done)
+                return -ENOMEM;
+        /* Without a program of our own, HTTP downloads fail with a
+         * message; the other files still work. */
+        if (o.fetch_program)
+                f->fetch_program = strdup(o.fetch_program);
+        else
+                f->fetch_program = realpath("/proc/self/exe", NULL);
+        if (!f->fetch_program && (o.fetch_program || errno == ENOMEM))
+                return -ENOMEM;
+
+        /* A plan ID becomes a directory name, and that directory is removed
+         * first: an ID such as ".." must not name anything else. */
+        if (plan_id && !files_component_problem(plan_id, strlen(plan_id)))
+                f->name = strdup(plan_id);
+        else if ((r = hexid_new(hex)) < 0)
+                return r;
+        else
+                f->name = strdup(hex);
+        if (!f->name)
+                return -ENOMEM;
+
+        if ((r = absolute_storage(storage, &root)) < 0)
+                return r;
+        f->files_dir = path_join(root, "files");
+        if (!f->files_dir)
+                return -ENOMEM;
+        f->cache = path_join(f->files_dir, f->name);
+        if (!f->cache)
+                return -ENOMEM;
+        if ((r = mkdir_parents(f->files_dir, 0700)) < 0)
+                return r;
+        f->files_fd = open(f->files_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (f->files_fd < 0)
+                return -errno;
+
+        /* The reference: if os.path.exists(cache): rmtree; then
+         * os.makedirs(cache, 0o700). */
+        (void)files_rm_tree_at(f->files_fd, f->name);
+        if (mkdirat(f->files_fd, f->name, 0700) < 0)
+                return -errno;
+        f->cache_fd = openat(f->files_fd, f->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (f->cache_fd < 0)
+                return -errno;
+
+        *ret = TAKE_PTR(f);
+        return 0;
+}
+
+Files *files_free(Files *f)
+{
+        if (!f)
+                return NULL;
+        if (f->cache_fd >= 0)
+                close(f->cache_fd);
+        if (f->files_fd >= 0) {
+                if (f->cache_fd >= 0)
+                        (void)files_rm_tree_at(f->files_fd, f->name);
+                close(f->files_fd);
+        }
+        json_decref(f->done);
+        free(f->fetch_program);
+        free(f->cache);
+        free(f->name);
+        free(f->files_dir);
+        free(f);
+        return NULL;
+}
+
+const char *files_cache_dir(const Files *f)
+{
+        return f->cache;
+}
+
+/* Fill err with prefix, repr(s) and, when problem is not NULL, ": " and
+ * problem. */
+static int fail_repr(PlanError *err, int code, const char *prefix, const char *s,
+                     const char *problem)
+{
+        _cleanup_strbuf_ StrBuf b = STRBUF_INIT;
+        char *msg;
+
+        if (strbuf_puts(&b, prefix) < 0 || pyrepr_string(&b, s, strlen(s)) < 0 ||
+            (problem && strbuf_printf(&b, ": %s", problem) < 0) || strbuf_steal(&b, &msg) < 0)
+                return -ENOMEM;
+        plan_error_clear(err);
+        err->code = code;
+        err->message = msg;
+        return FILES_FAILED;
+}
+
+/* str(KeyError(v)) is repr(v). */
+static int fail_key_error(PlanError *err, const json_t *v)
+{
+        _cleanup_strbuf_ StrBuf b = STRBUF_INIT;
+        char *msg;
+        int r;
+
+        if ((r = pyrepr_repr(v, &b)) < 0 || (r = strbuf_steal(&b, &msg)) < 0)
+                return r == -ENOMEM ? r : files_fail(err, PLAN_CODE_EXCEPTION, "KeyError");
+        plan_error_clear(err);
+        err->code = PLAN_CODE_EXCEPTION;
+        err->message = msg;
+        return FILES_FAILED;
+}
+
+/* The bytes an inline file holds, as the reference's _fetch_file() writes
+ * them. *ret_data is owned when *ret_owned is set, else borrowed from the
+ * plan. */
+static int inline_content(const json_t *file_def, const char **ret_data, size_t *ret_len,
+                          char **ret_owned, PlanError *err)
+{
+        const json_t *type = json_object_get(file_def, "BodyType");
+        const json_t *body = json_object_get(file_def, "Body");
+        bool text = !type || (json_is_string(type) && streq(json_string_value(type), "Text"));
+        bool base64 = json_is_string(type) && streq(json_string_value(type), "Base64");
+
+        *ret_owned = NULL;
+        if (!text && !base64) {
+                /* Neither branch of the reference runs: the file stays empty.
+                 * Validation refuses such a BodyType before. */
+                *ret_data = "";
+                *ret_len = 0;
+                return 0;
+        }
+        if (!body)
+                return files_fail(err, PLAN_CODE_EXCEPTION, "'Body'");
+        if (!json_is_string(body))
+                return text ? files_fail(err, PLAN_CODE_EXCEPTION,
+                                         "write() argument must be str, not %s",
+                                         pyrepr_type_name(body))
+                            : files_fail(err, PLAN_CODE_EXCEPTION,
+                                         "argument should be a bytes-like object or ASCII "
+                                         "string, not '%s'",
+                                         pyrepr_type_name(body));
+        if (text) {
+                /* Text mode on Linux writes the str's UTF-8 bytes unchanged:
+                 * no newline is added or translated. */
+                *ret_data = json_string_value(body);
+                *ret_len = json_string_length(body);
+                return 0;
+        }
+
+        char *data = NULL, *why = NULL;
+        size_t len = 0;
+        int r = files_b64decode(json_string_value(body), json_string_length(body), &data, &len,
+                                &why);
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                r = files_fail(err, PLAN_CODE_EXCEPTION, "%s", why);
+                free(why);
+                return r;
+        }
+        *ret_data = *ret_owned = data;
+        *ret_len = len;
+        return 0;
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+        while (len > 0) {
+                ssize_t w = write(fd, data, len);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0)
+                        return -errno;
+                data += w;
+                len -= (size_t)w;
+        }
+        return 0;
+}
+
+/* The reference's _fetch_file(): <cache>/<file_id>, once per plan. */
+static int put_inline(Files *f, const char *file_id, const json_t *file_def, PlanError *err)
+{
+        _cleanup_free_ char *owned = NULL, *path = NULL;
+        _cleanup_close_ int fd = -1;
+        char want[FILES_SHA256_HEX + 1], got[FILES_SHA256_HEX + 1];
+        const char *data = NULL;
+        struct stat st;
+        size_t len = 0;
+        int r;
+
+        if (json_object_get(f->done, file_id))
+                return 0;
+        if ((r = files_sha256_wanted(file_def, file_id, want, err)) != 0)
+                return r;
+        if ((r = inline_content(file_def, &data, &len, &owned, err)) != 0)
+                return r;
+        if (want[0]) {
+                if ((r = files_sha256_hex(data, len, got)) < 0)
+                        return r;
+                if ((r = files_sha256_verify(file_id, want, got, err)) != 0)
+                        return r;
+        }
+
+        path = path_join(f->cache, file_id);
+        if (!path)
+                return -ENOMEM;
+        /* Files are written lazily, so an earlier script may have put
+         * something under this name: a FIFO must not hang the plan
+         * (O_NONBLOCK), and a hard link to a file elsewhere must not be
+         * truncated, so the check comes before ftruncate(). */
+        fd = openat(f->cache_fd, file_id,
+                    O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0666);
+        if (fd < 0)
+                return files_fail_os(err, errno, path);
+        if (fstat(fd, &st) < 0)
+                return files_fail_os(err, errno, path);
+        if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
+                return files_fail_os(err, EEXIST, path);
+        if (ftruncate(fd, 0) < 0)
+                return files_fail_os(err, errno, path);
+        if ((r = write_all(fd, data, len)) < 0)
+                return files_fail_os(err, -r, path);
+        r = close(fd);
+        fd = -1;
+        if (r < 0)
+                return files_fail_os(err, errno, path);
+        return json_object_set_new(f->done, file_id, json_true()) < 0 ? -ENOMEM : 0;
+}
+
+/* A script's working folder, <cache>/<script>, open in *script_fd. */
+typedef struct ScriptDir {
+        const char *script;
+        char *path;
+        int fd;
+} ScriptDir;
+
+static int script_dir_open(Files *f, ScriptDir *d, PlanError *err)
+{
+        struct stat st;
+
+        if (d->fd >= 0)
+                return 0;
+        if (mkdirat(f->cache_fd, d->script, 0777) < 0 && errno != EEXIST)
+                return files_fail_os(err, errno, d->path);
+        d->fd = openat(f->cache_fd, d->script, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (d->fd >= 0)
+                return 0;
+        /* A file of the same name (a file ID equal to the script name), or
+         * a symlink: os.mkdir() says "File exists" for both. */
+        if (errno == ENOTDIR || errno == ELOOP ||
+            (fstatat(f->cache_fd, d->script, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+             !S_ISDIR(st.st_mode)))
+                return files_fail_os(err, EEXIST, d->path);
+        return files_fail_os(err, errno, d->path);
+}
+
+/* The reference's put_file() for one file ID. *ret_path (if not NULL) gets
+ * <cache>/<script>/<Name>. */
+static int put_file(Files *f, ScriptDir *d, const char *file_id, char **ret_path, PlanError *err)
+{
+        _cleanup_free_ char *target = NULL;
+        const json_t *file_def = f->files ? json_object_get(f->files, file_id) : NULL;
+        const json_t *name, *type;
+        const char *problem;
+        int r;
+
+        if (!file_def)
+                return fail_repr(err, PLAN_CODE_EXCEPTION, "", file_id, NULL);
+        if (!json_is_object(file_def))
+                return files_fail(err, PLAN_CODE_EXCEPTION, "'%s' object has no attribute 'get'",
+                                  pyrepr_type_name(file_def));
+        name = json_object_get(file_def, "Name");
+        if (!name)
+                return files_fail(err, PLAN_CODE_EXCEPTION, "'Name'");
+        if (!json_is_string(name))
+                return files_fail(err, PLAN_CODE_FORMAT, "Invalid Name in file %s: not a string",
+                                  file_id);
+        /* Validation does not look at file IDs; each becomes a name in the
+         * cache dir. */
+        problem = files_component_problem(file_id, strlen(file_id));
+        if (problem)
+                return fail_repr(err, PLAN_CODE_EXCEPTION, "Invalid file ID ", file_id, problem);
+
+        type = json_object_get(file_def, "Type");
+        if (json_is_string(type) && streq(json_string_value(type), "Downloadable"))
+                r = files_download(f, file_id, file_def, err);
+        else
+                r = put_inline(f, file_id, file_def, err);
+        if (r != 0)
+                return r;
+
+        target = path_join(f->cache, file_id);
+        if (!target)
+                return -ENOMEM;
+        if ((r = script_dir_open(f, d, err)) != 0)
+                return r;
+        r = files_place_link(d->fd, d->path, json_string_value(name), target, file_id, err);
+        if (r != 0)
+                return r;
+        if (ret_path) {
+                *ret_path = path_join(d->path, json_string_value(name));
+                if (!*ret_path)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* One item of a script's Files, or its EntryPoint: a file ID, or (our
+ * reading; the reference fails on it) a dictionary whose first key is one. */
+static int put_item(Files *f, ScriptDir *d, const json_t *item, char **ret_path, PlanError *err)
+{
+        if (json_is_string(item))
+                return put_file(f, d, json_string_value(item), ret_path, err);
+        if (json_is_object(item)) {
+                void *it = json_object_iter((json_t *)item);
+                if (!it)
+                        return files_fail(err, PLAN_CODE_EXCEPTION, "list index out of range");
+                return put_file(f, d, json_object_iter_key(it), ret_path, err);
+        }
+        if (json_is_array(item))
+                return files_fail(err, PLAN_CODE_EXCEPTION, "unhashable type: 'list'");
+        return fail_key_error(err, item);
+}
+
+/* `for file_id in script_info.get('Files', [])`, over whatever Python would
+ * iterate: list items, dict keys, or the characters of a string. */
+static int put_items(Files *f, ScriptDir *d, const json_t *items, PlanError *err)
+{
+        const char *key;
+        json_t *v;
+        size_t i;
+        int r;
+
+        if (!items)
+                return 0;
+        if (json_is_array(items)) {
+                json_array_foreach ((json_t *)items, i, v)
+                        if ((r = put_item(f, d, v, NULL, err)) != 0)
+                                return r;
+                return 0;
+        }
+        if (json_is_object(items)) {
+                json_object_foreach ((json_t *)items, key, v)
+                        if ((r = put_file(f, d, key, NULL, err)) != 0)
+                                return r;
+                return 0;
+        }
+        if (json_is_string(items)) {
+                const char *s = json_string_value(items);
+                size_t len = json_string_length(items);
+
+                for (i = 0; i < len;) {
+                        char ch[5] = {0};
+                        uint32_t cp;
+                        int n = utf8_decode(s + i, len - i, &cp);
+
+                        if (n < 0)
+                                return -EILSEQ;
+                        memcpy(ch, s + i, (size_t)n);
+                        if ((r = put_file(f, d, ch, NULL, err)) != 0)
+                                return r;
+                        i += (size_t)n;
+                }
+                return 0;
+        }
+        return files_fail(err, PLAN_CODE_EXCEPTION, "'%s' object is not iterable",
+                          pyrepr_type_name(items));
+}
+
+int files_prepare_script(Files *f, const char *script, char **ret_path, PlanError *err)
+{
+        ScriptDir d = {.script = script, .fd = -1};
+        const json_t *info, *type;
+        char *path = NULL;
+        const char *problem;
+        int r;
+
+        info = json_object_get(json_object_get(f->plan, "Scripts"), script);
+        if (!json_is_object(info))
+                return -ENOENT;
+        problem = files_component_problem(script, strlen(script));
+        if (problem)
+                return fail_repr(err, PLAN_CODE_EXCEPTION, "Invalid script name ", script, problem);
+        d.path = path_join(f->cache, script);
+        if (!d.path)
+                return -ENOMEM;
+
+        r = put_items(f, &d, json_object_get(info, "Files"), err);
+        if (r == 0) {
+                type = json_object_get(info, "Type");
+                const json_t *ep = json_object_get(info, "EntryPoint");
+                if (!json_is_string(type) || !streq(json_string_value(type), "Application"))
+                        r = script_dir_open(f, &d, err);
+                else if (!ep)
+                        r = files_fail(err, PLAN_CODE_EXCEPTION, "'EntryPoint'");
+                else
+                        r = put_item(f, &d, ep, &path, err);
+                if (r == 0 && !path)
+                        path = TAKE_PTR(d.path);
+        }
+        if (d.fd >= 0)
+                close(d.fd);
+        free(d.path);
+        if (r != 0) {
+                free(path);
+                return r;
+        }
+        *ret_path = path;
+        return 0;
+}
