@@ -10,7 +10,10 @@
 
 #include "build-config.h"
 #include "cmd-check.h"
+#include "cmd-run.h"
 #include "config/config.h"
+#include "files/files.h"
+#include "log/log.h"
 #include "plan/plan.h"
 #include "util/macro.h"
 
@@ -29,6 +32,8 @@ static void usage(FILE *f)
 {
         fputs("Usage: muranoagent [OPTIONS]                 run the agent\n"
               "       muranoagent [OPTIONS] check PLAN...   validate plan files (JSON or YAML)\n"
+              "       muranoagent [OPTIONS] run PLAN [--storage DIR]\n"
+              "                                          run one plan locally, print its result\n"
               "\n"
               "Options:\n"
               "  --config-file FILE   read FILE (repeatable; later files override earlier ones)\n"
@@ -47,8 +52,9 @@ static void usage(FILE *f)
               "--config-dir /etc/murano.\n"
               "\n"
               "check prints one line per plan on stdout: \"ok\", or the error result\n"
-              "document the agent would publish. Exit status: 0 when every plan is\n"
-              "valid, 1 when one is not, 2 for a bad command line or configuration.\n",
+              "document the agent would publish. run prints the plan's result document.\n"
+              "Exit status: 0 when every plan is valid (check) or the result's ErrorCode\n"
+              "is 0 (run), 1 otherwise, 2 for a bad command line or configuration.\n",
               f);
 }
 
@@ -192,6 +198,11 @@ int main(int argc, char **argv)
         PlanLimits lim;
         int r;
 
+        /* Downloads run this binary inside the sandbox; they need no
+         * configuration (files/files.h). */
+        if (argc >= 2 && streq(argv[1], "fetch-url"))
+                return files_fetch_url_main(argc - 1, argv + 1);
+
         r = parse_args(&args, argc, argv);
         if (r >= 0)
                 return r;
@@ -215,6 +226,9 @@ int main(int argc, char **argv)
                 r = argc - optind < 2 ? 2 : cmd_check(argv + optind + 1, argc - optind - 1, &lim);
                 if (r == 2)
                         fputs("muranoagent check: no plan files given\n", stderr);
+        } else if (optind < argc && streq(argv[optind], "run")) {
+                log_open(NULL, cfg->debug);
+                r = cmd_run(cfg, argv + optind + 1, argc - optind - 1);
         } else if (optind < argc) {
                 fprintf(stderr, "muranoagent: unknown command '%s'\n", argv[optind]);
                 usage(stderr);

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,6 +53,11 @@ typedef struct BodyLimits {
         size_t max_memory;      /* bytes of live values at any time */
         size_t max_string;      /* bytes in one string value */
         const char *open_root;  /* NULL: open() anywhere, as the reference; else only below it */
+        /* When not NULL, another thread may set *cancel to non-zero (a plan
+         * timeout, the agent stopping); the evaluation then stops at its
+         * next step with an error no except clause can catch (exc_type
+         * "Cancelled"). The caller words the result. */
+        const atomic_int *cancel;
 } BodyLimits;
 
 #define BODY_LIMITS_DEFAULT                                                                        \
@@ -59,7 +65,8 @@ typedef struct BodyLimits {
                       .max_depth = 200,                                                            \
                       .max_memory = 256u << 20,                                                    \
                       .max_string = 64u << 20,                                                     \
-                      .open_root = NULL})
+                      .open_root = NULL,                                                           \
+                      .cancel = NULL})
 
 /* What a Body evaluation came to: a value, or an error result. */
 typedef struct BodyOutcome {

@@ -11,6 +11,18 @@
 #include <jansson.h>
 #include <time.h>
 
+/* Our own ErrorCodes, for ends the reference never reports (it has no time
+ * limits, no sandbox, and loses interrupted plans). They sit in the
+ * reference's CustomException range (100 + N), beside 100 "script returned
+ * error code", because they too are a script or plan that did not run to
+ * its own end; the engine treats every non-zero code alike.
+ * docs/results.md lists them. */
+enum {
+        RESULT_CODE_TIMEOUT = 101,     /* script_timeout, plan_timeout or the plan's Timeout */
+        RESULT_CODE_SANDBOX = 102,     /* a command could not be started in its sandbox */
+        RESULT_CODE_INTERRUPTED = 103, /* the agent stopped, or died, while the plan ran */
+};
+
 /* A success result: Body is the Body's return value (borrowed; json null
  * when NULL). source_id is the plan's ID as it appears in the plan (usually
  * a string); NULL gives "". Returns 0 or -errno. */

@@ -1,0 +1,94 @@
+/* Shared between the runner's loop side (runner.c, runner-proc.c) and its
+ * plan thread (runner-plan.c). The comments say which thread may touch
+ * what; "locked" fields are guarded by Runner.lock. */
+#pragma once
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <uv.h>
+
+#include "child/child.h"
+#include "config/config.h"
+#include "proc/proc.h"
+#include "runner/runner.h"
+#include "sandbox/cgroup.h"
+
+enum {
+        RUNNER_CANCEL_NONE = 0,
+        RUNNER_CANCEL_TIMEOUT = 1, /* the plan's time is up */
+        RUNNER_CANCEL_STOP = 2,    /* the agent is stopping */
+};
+
+typedef enum RunnerRequestState {
+        REQUEST_IDLE,
+        REQUEST_PENDING, /* posted by the plan thread, not yet seen by the loop */
+        REQUEST_RUNNING, /* the loop thread is running it */
+        REQUEST_DONE,    /* *res is filled; the plan thread may go on */
+} RunnerRequestState;
+
+typedef struct RunnerJob {
+        Runner *runner;
+
+        /* Set before the plan thread starts, then read-only. */
+        json_t *plan;      /* owned */
+        json_t *source_id; /* owned: SourceID of the result */
+        json_t *reply_to;  /* owned: ReplyTo of the result */
+        char *id;          /* owned: the plan ID as text, safe as a file name */
+        unsigned timeout;  /* seconds for the whole plan, 0 = none */
+        runner_done_cb done;
+        void *userdata;
+        uv_thread_t thread;
+
+        /* Written by the loop thread, polled by the plan thread. */
+        atomic_int cancel; /* RUNNER_CANCEL_* */
+
+        /* locked: one request at a time from the plan thread */
+        RunnerRequestState state;
+        const ProcRequest *req;
+        ProcResult *res;
+        int req_rc;
+        bool thread_done;
+        json_t *result; /* written by the plan thread before thread_done */
+        /* Written by the plan thread before its first request, read by the
+         * loop thread while it runs requests (the lock orders the two). */
+        char *cache_dir; /* the plan's files directory, writable in the sandbox */
+
+        /* loop thread only */
+        Child *child;
+        CgroupRun *cg_run;
+        int status_fd; /* read end of the sandbox helper's status pipe, -1 if none */
+} RunnerJob;
+
+struct Runner {
+        uv_loop_t *loop;
+        const Config *cfg; /* borrowed */
+        char *storage;     /* owned */
+        char *helper;      /* owned: muranoagent-sandbox, NULL when the sandbox is off */
+        char *home;        /* owned: HOME for scripts */
+        char *self_exe;    /* owned: this program, for "fetch-url" downloads */
+        Cgroup *cgroup;    /* owned, NULL when cgroups are off */
+        uv_async_t wake;   /* the plan thread wakes the loop with it */
+        uv_timer_t plan_timer;
+        uv_timer_t stop_timer;
+        uv_mutex_t lock;
+        uv_cond_t cond;
+        RunnerJob *job; /* the running plan, NULL when idle */
+        bool stopping;
+        int open_handles;
+};
+
+/* runner-plan.c: the plan thread's main function (arg is the RunnerJob). */
+void runner_plan_main(void *arg);
+
+/* runner-plan.c: the ProcRunner the plan thread hands to executors and
+ * file downloads; blocks until the loop thread has run the request. */
+int runner_proc_run(void *userdata, const ProcRequest *req, ProcResult *ret);
+
+/* runner-proc.c: start the pending request of job on the loop thread. */
+void runner_proc_start(RunnerJob *job);
+
+/* runner-proc.c: end the running request's child (timeout or stop). */
+void runner_proc_cancel(RunnerJob *job);
+
+/* runner.c: hand a finished request back to the plan thread. */
+void runner_request_finish(RunnerJob *job, int rc);

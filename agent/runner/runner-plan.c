@@ -1,0 +1,298 @@
+/* The plan thread: one plan's files, executors and Body, ending in its
+ * result document (see runner.h). Everything here runs off the loop
+ * thread; commands go through runner_proc_run(), which hands them to the
+ * loop thread and waits. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "body/body.h"
+#include "exec/exec.h"
+#include "files/files.h"
+#include "log/log.h"
+#include "result/result.h"
+#include "runner/runner-internal.h"
+#include "util/macro.h"
+
+typedef struct PlanScript {
+        const char *name; /* borrowed from the plan */
+        Exec *exec;
+        char *path; /* files_prepare_script()'s answer; NULL before the first call */
+} PlanScript;
+
+typedef struct PlanRun {
+        RunnerJob *job;
+        ProcRunner procs;
+        Files *files;
+        PlanScript *scripts;
+        size_t n_scripts;
+        char *cwd; /* where the reference's os.chdir() would have left the agent */
+} PlanRun;
+
+int runner_proc_run(void *userdata, const ProcRequest *req, ProcResult *ret)
+{
+        RunnerJob *job = userdata;
+        Runner *r = job->runner;
+        int rc;
+
+        uv_mutex_lock(&r->lock);
+        job->req = req;
+        job->res = ret;
+        job->state = REQUEST_PENDING;
+        uv_mutex_unlock(&r->lock);
+        uv_async_send(&r->wake);
+
+        uv_mutex_lock(&r->lock);
+        while (job->state != REQUEST_DONE)
+                uv_cond_wait(&r->cond, &r->lock);
+        job->state = REQUEST_IDLE;
+        job->req = NULL;
+        job->res = NULL;
+        rc = job->req_rc;
+        uv_mutex_unlock(&r->lock);
+        return rc;
+}
+
+static PlanScript *find_script(PlanRun *p, const char *name)
+{
+        for (size_t i = 0; i < p->n_scripts; i++)
+                if (streq(p->scripts[i].name, name))
+                        return &p->scripts[i];
+        return NULL;
+}
+
+static int set_call_error(BodyCallError *err, int code, const char *message)
+{
+        err->code = code;
+        err->message = strdup(message);
+        err->additional_info = NULL;
+        return err->message ? 1 : -ENOMEM;
+}
+
+/* BodyHost.call_script: files at the script's first call, then its
+ * executor, as the reference's ScriptRunner does. */
+static int plan_call_script(void *userdata, const BodyCall *call, json_t **ret, BodyCallError *err)
+{
+        PlanRun *p = userdata;
+        PlanScript *s = find_script(p, call->script);
+        int rc;
+
+        if (!s)
+                return -ENOENT; /* body_run only calls the names it was given */
+        rc = exec_check_call(call, err);
+        if (rc != 0)
+                return rc;
+        if (!s->path) {
+                PlanError perr = {0};
+
+                rc = files_prepare_script(p->files, s->name, &s->path, &perr);
+                if (rc == FILES_FAILED) {
+                        log_error(p->job->id, "files of script %s: %s", s->name, perr.message);
+                        rc = set_call_error(err, perr.code, perr.message);
+                        plan_error_clear(&perr);
+                        return rc;
+                }
+                if (rc < 0)
+                        return rc;
+        }
+        log_info(p->job->id, "calling script %s", s->name);
+        return exec_run(s->exec, s->path, call, &p->procs, &p->cwd, ret, err);
+}
+
+static const char *plan_cwd(void *userdata)
+{
+        PlanRun *p = userdata;
+        return p->cwd;
+}
+
+/* Python's type name for a JSON value, for the error a non-string Body
+ * gives in the reference (Body.expandtabs on an int, ...). */
+static const char *py_type_name(const json_t *v)
+{
+        switch (json_typeof(v)) {
+        case JSON_OBJECT:
+                return "dict";
+        case JSON_ARRAY:
+                return "list";
+        case JSON_STRING:
+                return "str";
+        case JSON_INTEGER:
+                return "int";
+        case JSON_REAL:
+                return "float";
+        case JSON_TRUE:
+        case JSON_FALSE:
+                return "bool";
+        case JSON_NULL:
+        default:
+                return "NoneType";
+        }
+}
+
+/* An error result with the plan's SourceID; NULL when out of memory. */
+static json_t *error_result(RunnerJob *job, int code, const char *message, const json_t *info)
+{
+        json_t *res = NULL;
+
+        if (result_new_error(&res, job->source_id, code, message, info) < 0)
+                return NULL;
+        return res;
+}
+
+/* Executors are made before the Body runs, as the reference makes its
+ * ScriptRunners: an unknown Type fails the plan before anything runs. */
+static json_t *plan_make_executors(PlanRun *p)
+{
+        const json_t *scripts = json_object_get(p->job->plan, "Scripts");
+        const char *name;
+        json_t *script;
+        size_t i = 0;
+
+        p->scripts = calloc(json_object_size(scripts) + 1, sizeof(*p->scripts));
+        if (!p->scripts)
+                return error_result(p->job, 1, "out of memory", NULL);
+        json_object_foreach((json_t *)scripts, name, script)
+        {
+                BodyCallError err = {0};
+                int rc;
+
+                p->scripts[i].name = name;
+                rc = exec_new(name, script, &p->scripts[i].exec, &err);
+                if (rc != 0) {
+                        json_t *res = error_result(p->job, rc > 0 ? err.code : 1,
+                                                   rc > 0 ? err.message : strerror(-rc),
+                                                   err.additional_info);
+                        exec_error_clear(&err);
+                        p->n_scripts = i;
+                        return res;
+                }
+                i++;
+        }
+        p->n_scripts = i;
+        return NULL;
+}
+
+static json_t *plan_run_body(PlanRun *p)
+{
+        RunnerJob *job = p->job;
+        const Config *cfg = job->runner->cfg;
+        const json_t *body = json_object_get(job->plan, "Body");
+        BodyLimits lim = BODY_LIMITS_DEFAULT;
+        BodyHost host = {.userdata = p, .call_script = plan_call_script, .cwd = plan_cwd};
+        _cleanup_free_ const char **names = calloc(p->n_scripts + 1, sizeof(*names));
+        BodyOutcome out = {0};
+        json_t *res = NULL;
+        char msg[256];
+        int rc;
+
+        if (!names)
+                return NULL;
+        if (!json_is_string(body)) {
+                snprintf(msg, sizeof(msg), "'%s' object has no attribute 'expandtabs'",
+                         py_type_name(body));
+                return error_result(job, 1, msg, NULL);
+        }
+        for (size_t i = 0; i < p->n_scripts; i++)
+                names[i] = p->scripts[i].name;
+        lim.max_steps = cfg->agent.body_max_steps;
+        lim.max_depth = cfg->agent.body_max_depth;
+        lim.max_memory = cfg->agent.body_max_memory;
+        lim.open_root = cfg->agent.body_open_root && *cfg->agent.body_open_root
+                                ? cfg->agent.body_open_root
+                                : NULL;
+        lim.cancel = &job->cancel;
+
+        rc = body_run(json_string_value(body), json_string_length(body),
+                      json_object_get(job->plan, "Parameters"), names, p->n_scripts, &host, &lim,
+                      &out);
+        if (rc < 0)
+                res = error_result(job, 1, strerror(-rc), NULL);
+        else if (out.error_code == 0)
+                rc = result_new_success(&res, job->source_id, out.value);
+        else {
+                log_warning(job->id, "the Body failed: %s: %s", out.exc_type ? out.exc_type : "error",
+                            out.message ? out.message : "");
+                res = error_result(job, out.error_code, out.message, out.additional_info);
+        }
+        body_outcome_clear(&out);
+        return res;
+}
+
+/* A plan cut short by its time limit or by the agent stopping reports that,
+ * whatever the Body made of the failed call. */
+static json_t *plan_cancelled_result(RunnerJob *job)
+{
+        char msg[128];
+
+        switch (atomic_load(&job->cancel)) {
+        case RUNNER_CANCEL_TIMEOUT:
+                snprintf(msg, sizeof(msg), "Plan timed out after %u seconds", job->timeout);
+                return error_result(job, RESULT_CODE_TIMEOUT, msg, NULL);
+        case RUNNER_CANCEL_STOP:
+                return error_result(job, RESULT_CODE_INTERRUPTED,
+                                    "The agent stopped while the plan was running", NULL);
+        default:
+                return NULL;
+        }
+}
+
+static json_t *plan_run(PlanRun *p)
+{
+        RunnerJob *job = p->job;
+        FilesOptions fo = FILES_OPTIONS_DEFAULT;
+        json_t *res;
+        int rc;
+
+        res = plan_make_executors(p);
+        if (res)
+                return res;
+        fo.fetch_program = job->runner->self_exe;
+        rc = files_new(job->runner->storage, job->id, job->plan, &p->procs, &fo, &p->files);
+        if (rc < 0) {
+                char msg[512];
+                snprintf(msg, sizeof(msg), "cannot create the plan's files directory in %s/files: %s",
+                         job->runner->storage, strerror(-rc));
+                return error_result(job, 1, msg, NULL);
+        }
+        job->cache_dir = strdup(files_cache_dir(p->files));
+        if (!job->cache_dir)
+                return error_result(job, 1, "out of memory", NULL);
+        res = plan_run_body(p);
+        if (atomic_load(&job->cancel) != RUNNER_CANCEL_NONE) {
+                json_decref(res);
+                res = plan_cancelled_result(job);
+        }
+        return res;
+}
+
+void runner_plan_main(void *arg)
+{
+        RunnerJob *job = arg;
+        Runner *r = job->runner;
+        PlanRun p = {.job = job, .procs = {.userdata = job, .run = runner_proc_run}};
+        json_t *res;
+
+        log_info(job->id, "plan started");
+        res = plan_run(&p);
+        if (res && !json_object_get(res, "ReplyTo") && result_set_reply_to(res, job->reply_to) < 0)
+                res = (json_decref(res), NULL);
+        if (!res)
+                res = error_result(job, 1, "out of memory", NULL);
+        log_info(job->id, "plan finished: ErrorCode %lld",
+                 res ? (long long)json_integer_value(json_object_get(res, "ErrorCode")) : -1LL);
+
+        p.files = files_free(p.files);
+        for (size_t i = 0; i < p.n_scripts; i++) {
+                exec_free(p.scripts[i].exec);
+                free(p.scripts[i].path);
+        }
+        free(p.scripts);
+        free(p.cwd);
+
+        uv_mutex_lock(&r->lock);
+        job->result = res;
+        job->thread_done = true;
+        uv_mutex_unlock(&r->lock);
+        uv_async_send(&r->wake);
+}

@@ -1,0 +1,343 @@
+/* The runner's loop side: starting a plan on its thread, carrying its
+ * requests, its time limits, and handing its result back (see runner.h). */
+#include "runner/runner.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log/log.h"
+#include "runner/runner-internal.h"
+#include "sandbox/sandbox.h"
+#include "util/hexid.h"
+#include "util/macro.h"
+
+static void runner_on_close(uv_handle_t *h)
+{
+        Runner *r = h->data;
+
+        if (--r->open_handles > 0)
+                return;
+        uv_mutex_destroy(&r->lock);
+        uv_cond_destroy(&r->cond);
+        cgroup_free(r->cgroup);
+        free(r->storage);
+        free(r->helper);
+        free(r->home);
+        free(r->self_exe);
+        free(r);
+}
+
+static void job_free(RunnerJob *job)
+{
+        if (!job)
+                return;
+        json_decref(job->plan);
+        json_decref(job->source_id);
+        json_decref(job->reply_to);
+        json_decref(job->result);
+        free(job->cache_dir);
+        free(job->id);
+        free(job);
+}
+
+static void runner_finish_job(Runner *r)
+{
+        RunnerJob *job = r->job;
+        json_t *result;
+
+        uv_thread_join(&job->thread);
+        uv_timer_stop(&r->plan_timer);
+        uv_timer_stop(&r->stop_timer);
+        r->job = NULL;
+        uv_unref((uv_handle_t *)&r->wake);
+        result = job->result;
+        job->result = NULL;
+        job->done(r, result, job->userdata);
+        job_free(job);
+}
+
+/* The plan thread posted a request or finished. */
+static void runner_on_wake(uv_async_t *a)
+{
+        Runner *r = a->data;
+        RunnerJob *job = r->job;
+        bool start = false, finished = false;
+
+        if (!job)
+                return;
+        uv_mutex_lock(&r->lock);
+        if (job->state == REQUEST_PENDING) {
+                job->state = REQUEST_RUNNING;
+                start = true;
+        }
+        finished = job->thread_done;
+        uv_mutex_unlock(&r->lock);
+
+        if (start)
+                runner_proc_start(job);
+        if (finished)
+                runner_finish_job(r);
+}
+
+void runner_request_finish(RunnerJob *job, int rc)
+{
+        Runner *r = job->runner;
+
+        uv_mutex_lock(&r->lock);
+        job->req_rc = rc;
+        job->state = REQUEST_DONE;
+        uv_cond_broadcast(&r->cond);
+        uv_mutex_unlock(&r->lock);
+}
+
+static void runner_cancel(Runner *r, int why)
+{
+        RunnerJob *job = r->job;
+        int none = RUNNER_CANCEL_NONE;
+
+        if (!job)
+                return;
+        /* The first reason wins: a plan that timed out while the agent was
+         * stopping still reports the timeout. */
+        atomic_compare_exchange_strong(&job->cancel, &none, why);
+        runner_proc_cancel(job);
+}
+
+static void runner_on_plan_timeout(uv_timer_t *t)
+{
+        Runner *r = t->data;
+
+        log_warning(r->job ? r->job->id : NULL, "the plan timed out after %u seconds",
+                    r->job ? r->job->timeout : 0);
+        runner_cancel(r, RUNNER_CANCEL_TIMEOUT);
+}
+
+static void runner_on_stop_grace(uv_timer_t *t)
+{
+        Runner *r = t->data;
+
+        log_warning(r->job ? r->job->id : NULL,
+                    "stop grace time is over: killing the running script");
+        runner_cancel(r, RUNNER_CANCEL_STOP);
+}
+
+/* Cgroups are set up once, at start: where they go, and whether a feature
+ * that was asked for is missing (an error) or merely unavailable under
+ * cgroup = auto (a warning). */
+static int runner_setup_cgroup(Runner *r, char **ret_warning, char **ret_error)
+{
+        const struct ConfigSandbox *sb = &r->cfg->sandbox;
+        CgroupOptions o = {0};
+        char *reason = NULL;
+        int rc;
+
+        o.mode = sb->enabled ? sb->cgroup : CONFIG_CGROUP_OFF;
+        o.memory_max = sb->memory_max;
+        o.pids_max = sb->pids_max;
+        rc = cgroup_setup(&o, &r->cgroup, &reason);
+        if (rc == CGROUP_UNAVAILABLE) {
+                if (asprintf(ret_error, "[sandbox] cgroup = %s cannot be applied: %s",
+                             config_cgroup_name(sb->cgroup), reason ? reason : "unknown reason") < 0)
+                        *ret_error = NULL;
+                free(reason);
+                return RUNNER_UNAVAILABLE;
+        }
+        if (rc < 0)
+                return rc;
+        if (reason) {
+                if ((sb->memory_max > 0 || sb->pids_max > 0) && o.mode != CONFIG_CGROUP_OFF) {
+                        /* Limits were asked for; without a cgroup nobody
+                         * would enforce them. */
+                        if (asprintf(ret_error, "[sandbox] memory_max/pids_max need a cgroup: %s",
+                                     reason) < 0)
+                                *ret_error = NULL;
+                        free(reason);
+                        return RUNNER_UNAVAILABLE;
+                }
+                if (ret_warning)
+                        *ret_warning = reason;
+                else
+                        free(reason);
+        }
+        return 0;
+}
+
+int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner **ret,
+               char **ret_warning, char **ret_error)
+{
+        Runner *r = calloc(1, sizeof(*r));
+        char exe[PATH_MAX];
+        ssize_t n;
+        int rc;
+
+        if (ret_warning)
+                *ret_warning = NULL;
+        *ret_error = NULL;
+        if (!r)
+                return -ENOMEM;
+        r->loop = loop;
+        r->cfg = cfg;
+        r->storage = strdup(storage ? storage : cfg->storage);
+        n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n > 0) {
+                exe[n] = '\0';
+                r->self_exe = strdup(exe);
+        }
+        if (!r->storage || !r->self_exe) {
+                rc = n <= 0 ? -errno : -ENOMEM;
+                goto fail;
+        }
+        if (cfg->sandbox.enabled) {
+                rc = sandbox_helper_path(&r->helper);
+                if (rc < 0) {
+                        if (asprintf(ret_error, "the sandbox is enabled but muranoagent-sandbox "
+                                                "cannot be found: %s",
+                                     strerror(-rc)) < 0)
+                                *ret_error = NULL;
+                        rc = RUNNER_UNAVAILABLE;
+                        goto fail;
+                }
+                rc = sandbox_user_home(cfg->sandbox.user, &r->home);
+                if (rc < 0) {
+                        if (asprintf(ret_error, "[sandbox] user = %s: %s", cfg->sandbox.user,
+                                     rc == -ENOENT ? "no such user" : strerror(-rc)) < 0)
+                                *ret_error = NULL;
+                        rc = RUNNER_UNAVAILABLE;
+                        goto fail;
+                }
+        }
+        rc = runner_setup_cgroup(r, ret_warning, ret_error);
+        if (rc != 0)
+                goto fail;
+
+        uv_mutex_init(&r->lock);
+        uv_cond_init(&r->cond);
+        uv_async_init(loop, &r->wake, runner_on_wake);
+        uv_timer_init(loop, &r->plan_timer);
+        uv_timer_init(loop, &r->stop_timer);
+        r->wake.data = r->plan_timer.data = r->stop_timer.data = r;
+        /* The runner must not keep the loop alive when idle. */
+        uv_unref((uv_handle_t *)&r->wake);
+        r->open_handles = 3;
+        *ret = r;
+        return 0;
+
+fail:
+        cgroup_free(r->cgroup);
+        free(r->storage);
+        free(r->helper);
+        free(r->home);
+        free(r->self_exe);
+        free(r);
+        return rc;
+}
+
+/* The plan's ID as a directory name. The reference uses the ID as it is,
+ * so an empty ID made it remove <storage>/files itself; an ID that is not
+ * a plain name gets a fresh one for the directory (the result still
+ * carries the real ID). */
+static char *safe_id(const json_t *plan, const json_t *source_id)
+{
+        const json_t *id = json_object_get(plan, "ID");
+        const char *s = json_is_string(id) ? json_string_value(id)
+                        : json_is_string(source_id) ? json_string_value(source_id)
+                                                    : "";
+        char fresh[33];
+
+        if (*s && strlen(s) <= 128 && !strchr(s, '/') && strcmp(s, ".") != 0 &&
+            strcmp(s, "..") != 0)
+                return strdup(s);
+        if (hexid_new(fresh) < 0)
+                return NULL;
+        return strdup(fresh);
+}
+
+/* Seconds the whole plan may take: the smaller of plan_timeout and the
+ * plan's own Timeout, where set. */
+static unsigned plan_timeout(const Config *cfg, const json_t *plan)
+{
+        const json_t *t = json_object_get(plan, "Timeout");
+        unsigned limit = cfg->agent.plan_timeout;
+
+        if (json_is_number(t) && json_number_value(t) > 0) {
+                double v = ceil(json_number_value(t));
+                unsigned own = v >= (double)UINT_MAX ? UINT_MAX : (unsigned)v;
+                if (limit == 0 || own < limit)
+                        limit = own;
+        }
+        return limit;
+}
+
+int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const json_t *reply_to,
+                 runner_done_cb done, void *userdata)
+{
+        RunnerJob *job;
+        int rc;
+
+        if (r->stopping)
+                return -ESHUTDOWN;
+        if (r->job)
+                return -EBUSY;
+        job = calloc(1, sizeof(*job));
+        if (!job)
+                return -ENOMEM;
+        job->runner = r;
+        job->status_fd = -1;
+        job->done = done;
+        job->userdata = userdata;
+        job->plan = json_deep_copy(plan);
+        job->source_id = source_id ? json_deep_copy(source_id) : json_string("");
+        job->reply_to = reply_to ? json_deep_copy(reply_to) : json_null();
+        job->id = safe_id(plan, source_id);
+        atomic_init(&job->cancel, RUNNER_CANCEL_NONE);
+        if (!job->plan || !job->source_id || !job->reply_to || !job->id) {
+                job_free(job);
+                return -ENOMEM;
+        }
+        job->timeout = plan_timeout(r->cfg, plan);
+        r->job = job;
+        rc = uv_thread_create(&job->thread, runner_plan_main, job);
+        if (rc < 0) {
+                r->job = NULL;
+                job_free(job);
+                return rc;
+        }
+        /* While a plan runs, its thread may wake the loop at any time, so
+         * the loop must not end between two script calls. */
+        uv_ref((uv_handle_t *)&r->wake);
+        if (job->timeout > 0)
+                uv_timer_start(&r->plan_timer, runner_on_plan_timeout, (uint64_t)job->timeout * 1000,
+                               0);
+        return 0;
+}
+
+bool runner_busy(const Runner *r)
+{
+        return r->job != NULL;
+}
+
+void runner_stop(Runner *r, unsigned grace_seconds)
+{
+        r->stopping = true;
+        if (!r->job)
+                return;
+        if (grace_seconds == 0)
+                runner_cancel(r, RUNNER_CANCEL_STOP);
+        else
+                uv_timer_start(&r->stop_timer, runner_on_stop_grace,
+                               (uint64_t)grace_seconds * 1000, 0);
+}
+
+void runner_free(Runner *r)
+{
+        if (!r)
+                return;
+        uv_close((uv_handle_t *)&r->wake, runner_on_close);
+        uv_close((uv_handle_t *)&r->plan_timer, runner_on_close);
+        uv_close((uv_handle_t *)&r->stop_timer, runner_on_close);
+}

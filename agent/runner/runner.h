@@ -1,0 +1,61 @@
+/* runner: one plan's life, from a validated plan document to its result
+ * document: files, Body, scripts, result (floor 4).
+ *
+ * The Body runs synchronously (a script call returns the script's result),
+ * but the event loop must keep serving heartbeats, signals and timers while
+ * scripts run. So each plan runs on a plan thread of its own, and the loop
+ * thread does everything that touches the loop: when the Body calls a
+ * script, the plan thread hands a ProcRequest (agent/proc/proc.h) to the
+ * loop thread through a uv_async_t and waits on a condition variable; the
+ * loop thread runs the command in the sandbox (agent/sandbox/) as a child
+ * (agent/child/) and wakes the plan thread with the outcome. Time limits
+ * live on the loop thread too: a plan timeout kills the running script's
+ * tree and sets a flag the Body interpreter polls, so neither a hanging
+ * script nor a spinning Body can outlive it. docs/architecture.md has the
+ * picture.
+ *
+ * One plan at a time, as the reference. All functions are called on the
+ * loop thread. */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <uv.h>
+
+#include "config/config.h"
+
+typedef struct Runner Runner;
+
+/* The plan is over. result is a new reference the callee owns: the result
+ * document (agent/result/), ready for result_to_text(). */
+typedef void (*runner_done_cb)(Runner *r, json_t *result, void *userdata);
+
+/* Prepare a runner on loop. cfg is borrowed and must outlive the runner;
+ * storage (may be NULL) overrides cfg->storage. Writes to *ret_warning (may
+ * be NULL) a sentence to log when a sandbox feature cannot be had and was
+ * not demanded (cgroup = auto with no writable cgroup), NULL otherwise.
+ * Returns 0; RUNNER_UNAVAILABLE with *ret_error set when a feature that was
+ * asked for cannot be applied (cgroup = v2 on a v1 host, no sandbox helper);
+ * or a negative errno. */
+#define RUNNER_UNAVAILABLE 1
+int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner **ret,
+               char **ret_warning, char **ret_error);
+
+/* Start a plan. plan is borrowed (copied). source_id is the value the
+ * result's SourceID takes when the plan has no ID (the AMQP message_id; NULL
+ * gives ""), reply_to likewise for ReplyTo. done is called once, later, on
+ * the loop thread. Returns 0, -EBUSY when a plan is running, -ESHUTDOWN
+ * after runner_stop(), or a negative errno (then done is never called). */
+int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const json_t *reply_to,
+                 runner_done_cb done, void *userdata);
+
+bool runner_busy(const Runner *r);
+
+/* Take no new plans; give a running script grace_seconds to finish, then
+ * kill its tree. The running plan still reports, with the interrupted error
+ * result. */
+void runner_stop(Runner *r, unsigned grace_seconds);
+
+/* Free an idle runner; its handles are closed on the loop, so run the loop
+ * once more afterwards. Accepts NULL. */
+void runner_free(Runner *r);
