@@ -17,7 +17,7 @@
 #include "plan/plan.h"
 #include "util/macro.h"
 
-#define MAX_SOURCES 64
+#define MAX_SOURCES   64
 #define MAX_OVERRIDES 8
 
 typedef struct Args {
@@ -46,7 +46,8 @@ static void usage(FILE *f)
               "  -h, --help           show this help and exit\n"
               "  --version            show the version and exit\n"
               "\n"
-              "Without --config-file or --config-dir, the first of ~/.muranoagent/muranoagent.conf,\n"
+              "Without --config-file or --config-dir, the first of "
+              "~/.muranoagent/muranoagent.conf,\n"
               "~/muranoagent.conf, /etc/muranoagent/muranoagent.conf and /etc/muranoagent.conf\n"
               "that exists is read, as oslo.config does. Murano starts the agent with\n"
               "--config-dir /etc/murano.\n"

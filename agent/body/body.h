@@ -56,7 +56,7 @@ typedef struct BodyLimits {
         /* When not NULL, another thread may set *cancel to non-zero (a plan
          * timeout, the agent stopping); the evaluation then stops at its
          * next step with an error no except clause can catch (exc_type
-         * "Cancelled"). The caller words the result. */
+         * "ResourceLimitError"). The caller words the result. */
         const atomic_int *cancel;
 } BodyLimits;
 

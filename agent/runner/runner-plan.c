@@ -18,7 +18,8 @@
 typedef struct PlanScript {
         const char *name; /* borrowed from the plan */
         Exec *exec;
-        char *path; /* files_prepare_script()'s answer; NULL before the first call */
+        char *path;  /* files_prepare_script()'s answer */
+        bool loaded; /* files are in place for good (exec.h: "loaded") */
 } PlanScript;
 
 typedef struct PlanRun {
@@ -83,9 +84,12 @@ static int plan_call_script(void *userdata, const BodyCall *call, json_t **ret, 
         rc = exec_check_call(call, err);
         if (rc != 0)
                 return rc;
-        if (!s->path) {
+        if (!s->loaded) {
                 PlanError perr = {0};
 
+                /* As the reference, files are prepared at every call until
+                 * the script is loaded (exec_options_valid()). */
+                s->path = (free(s->path), NULL);
                 rc = files_prepare_script(p->files, s->name, &s->path, &perr);
                 if (rc == FILES_FAILED) {
                         log_error(p->job->id, "files of script %s: %s", s->name, perr.message);
@@ -95,6 +99,7 @@ static int plan_call_script(void *userdata, const BodyCall *call, json_t **ret, 
                 }
                 if (rc < 0)
                         return rc;
+                s->loaded = exec_options_valid(s->exec);
         }
         log_info(p->job->id, "calling script %s", s->name);
         return exec_run(s->exec, s->path, call, &p->procs, &p->cwd, ret, err);
@@ -152,8 +157,7 @@ static json_t *plan_make_executors(PlanRun *p)
         p->scripts = calloc(json_object_size(scripts) + 1, sizeof(*p->scripts));
         if (!p->scripts)
                 return error_result(p->job, 1, "out of memory", NULL);
-        json_object_foreach((json_t *)scripts, name, script)
-        {
+        json_object_foreach ((json_t *)scripts, name, script) {
                 BodyCallError err = {0};
                 int rc;
 
@@ -211,8 +215,8 @@ static json_t *plan_run_body(PlanRun *p)
         else if (out.error_code == 0)
                 rc = result_new_success(&res, job->source_id, out.value);
         else {
-                log_warning(job->id, "the Body failed: %s: %s", out.exc_type ? out.exc_type : "error",
-                            out.message ? out.message : "");
+                log_warning(job->id, "the Body failed: %s: %s",
+                            out.exc_type ? out.exc_type : "error", out.message ? out.message : "");
                 res = error_result(job, out.error_code, out.message, out.additional_info);
         }
         body_outcome_clear(&out);
@@ -251,7 +255,8 @@ static json_t *plan_run(PlanRun *p)
         rc = files_new(job->runner->storage, job->id, job->plan, &p->procs, &fo, &p->files);
         if (rc < 0) {
                 char msg[512];
-                snprintf(msg, sizeof(msg), "cannot create the plan's files directory in %s/files: %s",
+                snprintf(msg, sizeof(msg),
+                         "cannot create the plan's files directory in %s/files: %s",
                          job->runner->storage, strerror(-rc));
                 return error_result(job, 1, msg, NULL);
         }

@@ -82,8 +82,7 @@ static void release_run(RunnerJob *job)
                                     job->req->what, (unsigned long long)ev.pids_max,
                                     r->cfg->sandbox.pids_max);
                 if (cgroup_run_kill_and_remove(job->cg_run, CGROUP_REMOVE_MS) != 0)
-                        log_warning(job->id, "%s: its cgroup could not be removed",
-                                    job->req->what);
+                        log_warning(job->id, "%s: its cgroup could not be removed", job->req->what);
                 job->cg_run = cgroup_run_free(job->cg_run);
         }
 }
@@ -119,17 +118,20 @@ static void runner_on_child_done(Child *c, ChildResult *cr, void *userdata)
                                               ? strlen(SANDBOX_STATUS_PREFIX)
                                               : 0));
         else if (cr->timed_out)
-                set_failure(res, PROC_FAIL_TIMEOUT, "%s timed out after %u seconds",
-                            job->req->what, r->cfg->agent.script_timeout);
+                set_failure(res, PROC_FAIL_TIMEOUT, "%s timed out after %u seconds", job->req->what,
+                            r->cfg->agent.script_timeout);
         else if (cr->cancelled && cancel == RUNNER_CANCEL_TIMEOUT)
-                set_failure(res, PROC_FAIL_TIMEOUT, "%s was killed: the plan timed out after %u seconds",
-                            job->req->what, job->timeout);
+                set_failure(res, PROC_FAIL_TIMEOUT,
+                            "%s was killed: the plan timed out after %u seconds", job->req->what,
+                            job->timeout);
         else if (cr->cancelled)
                 set_failure(res, PROC_FAIL_STOPPED, "%s was killed: the agent is stopping",
                             job->req->what);
         if (cr->out.cut || cr->err.cut)
-                log_info(job->id, "%s: a background process kept its output open; output after "
-                         "the exit was not read", job->req->what);
+                log_info(job->id,
+                         "%s: a background process kept its output open; output after "
+                         "the exit was not read",
+                         job->req->what);
         if (cr->error < 0)
                 log_warning(job->id, "%s: output could not be kept whole: %s", job->req->what,
                             strerror(-cr->error));

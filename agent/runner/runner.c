@@ -142,7 +142,8 @@ static int runner_setup_cgroup(Runner *r, char **ret_warning, char **ret_error)
         rc = cgroup_setup(&o, &r->cgroup, &reason);
         if (rc == CGROUP_UNAVAILABLE) {
                 if (asprintf(ret_error, "[sandbox] cgroup = %s cannot be applied: %s",
-                             config_cgroup_name(sb->cgroup), reason ? reason : "unknown reason") < 0)
+                             config_cgroup_name(sb->cgroup),
+                             reason ? reason : "unknown reason") < 0)
                         *ret_error = NULL;
                 free(reason);
                 return RUNNER_UNAVAILABLE;
@@ -195,8 +196,9 @@ int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner *
         if (cfg->sandbox.enabled) {
                 rc = sandbox_helper_path(&r->helper);
                 if (rc < 0) {
-                        if (asprintf(ret_error, "the sandbox is enabled but muranoagent-sandbox "
-                                                "cannot be found: %s",
+                        if (asprintf(ret_error,
+                                     "the sandbox is enabled but muranoagent-sandbox "
+                                     "cannot be found: %s",
                                      strerror(-rc)) < 0)
                                 *ret_error = NULL;
                         rc = RUNNER_UNAVAILABLE;
@@ -244,7 +246,7 @@ fail:
 static char *safe_id(const json_t *plan, const json_t *source_id)
 {
         const json_t *id = json_object_get(plan, "ID");
-        const char *s = json_is_string(id) ? json_string_value(id)
+        const char *s = json_is_string(id)          ? json_string_value(id)
                         : json_is_string(source_id) ? json_string_value(source_id)
                                                     : "";
         char fresh[33];
@@ -301,7 +303,12 @@ int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const j
         }
         job->timeout = plan_timeout(r->cfg, plan);
         r->job = job;
-        rc = uv_thread_create(&job->thread, runner_plan_main, job);
+        /* body_run() may need about 1 MiB of stack on hostile input; do not
+         * depend on the default, which RLIMIT_STACK decides. */
+        rc = uv_thread_create_ex(
+                &job->thread,
+                &(uv_thread_options_t){.flags = UV_THREAD_HAS_STACK_SIZE, .stack_size = 8u << 20},
+                runner_plan_main, job);
         if (rc < 0) {
                 r->job = NULL;
                 job_free(job);
@@ -311,8 +318,8 @@ int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const j
          * the loop must not end between two script calls. */
         uv_ref((uv_handle_t *)&r->wake);
         if (job->timeout > 0)
-                uv_timer_start(&r->plan_timer, runner_on_plan_timeout, (uint64_t)job->timeout * 1000,
-                               0);
+                uv_timer_start(&r->plan_timer, runner_on_plan_timeout,
+                               (uint64_t)job->timeout * 1000, 0);
         return 0;
 }
 
@@ -329,8 +336,8 @@ void runner_stop(Runner *r, unsigned grace_seconds)
         if (grace_seconds == 0)
                 runner_cancel(r, RUNNER_CANCEL_STOP);
         else
-                uv_timer_start(&r->stop_timer, runner_on_stop_grace,
-                               (uint64_t)grace_seconds * 1000, 0);
+                uv_timer_start(&r->stop_timer, runner_on_stop_grace, (uint64_t)grace_seconds * 1000,
+                               0);
 }
 
 void runner_free(Runner *r)

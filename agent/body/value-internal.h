@@ -1,0 +1,226 @@
+/* Shared internals of the value module (value*.c, builtins*.c, methods*.c,
+ * format*.c, modules*.c). Nothing outside those files includes this. */
+#pragma once
+
+#include "body/value.h"
+
+/* The immortal singletons and the type objects, indexed where it helps. */
+extern BodyValue bv__none_value, bv__true_value, bv__false_value;
+
+extern BvClass bv_class_object, bv_class_nonetype, bv_class_bool, bv_class_int, bv_class_float,
+        bv_class_str, bv_class_list, bv_class_tuple, bv_class_dict, bv_class_bunch, bv_class_set,
+        bv_class_range, bv_class_slice, bv_class_dict_keys, bv_class_dict_values,
+        bv_class_dict_items, bv_class_builtin, bv_class_function, bv_class_module, bv_class_script,
+        bv_class_function_runner, bv_class_file, bv_class_uuid, bv_class_type, bv_class_map,
+        bv_class_filter, bv_class_zip, bv_class_enumerate, bv_class_reversed,
+        bv_class_list_iterator, bv_class_tuple_iterator, bv_class_list_reverseiterator,
+        bv_class_str_iterator, bv_class_str_ascii_iterator, bv_class_dict_keyiterator,
+        bv_class_dict_valueiterator, bv_class_dict_itemiterator, bv_class_set_iterator,
+        bv_class_range_iterator;
+
+extern BvClass bv__exc_json_decode;
+
+/* ---- allocation (value.c) ---- */
+
+/* A new value of kind with `extra` bytes after the struct (for string data),
+ * refcount 1, linked into the VM's live list. */
+BodyValue *bv__alloc(BodyVM *vm, BvKind kind, size_t extra);
+BodyValue *bv__method_new(BodyVM *vm, const BvBuiltinDef *def, BodyValue *self);
+/* name.attr: the FunctionRunner of the reference, which calls the same
+ * script with "function" set to attr. */
+BodyValue *bv__script_function(BodyVM *vm, BodyValue *script, const char *function);
+/* Grow a list's item array to hold at least `need` items. */
+int bv__list_reserve(BodyVM *vm, BodyValue *list, size_t need);
+/* A string of len bytes to be filled by the caller (data[len] is set to 0);
+ * the caller must then set str.cplen (or call bv__str_finish). */
+BodyValue *bv__str_alloc(BodyVM *vm, size_t len);
+void bv__str_finish(BodyValue *s);
+/* Check a length against max_string before allocating: 0 or -1 with
+ * MemoryError pending. */
+int bv__check_string_size(BodyVM *vm, uint64_t len);
+/* Map a StrBuf error (-ENOMEM, -E2BIG) to an exception; returns -1. */
+int bv__buf_error(BodyVM *vm, int r);
+/* A StrBuf whose limit is the VM's max_string. */
+static inline StrBuf bv__buf(BodyVM *vm)
+{
+        StrBuf b = STRBUF_INIT;
+        b.limit = vm->limits.max_string;
+        return b;
+}
+/* The exception instance for class c with the given args tuple (stolen). */
+BodyValue *bv__exc_new(BodyVM *vm, const BvClass *c, BodyValue *args);
+void bv__set_pending(BodyVM *vm, BodyValue *exc);
+
+/* ---- argument parsing (builtins.c) ---- */
+
+/* Bind positional args and kwargs to parameters names[0..n_names).
+ * The first `max_positional` may be given positionally; the first
+ * `n_required` must be given. out[i] is borrowed or NULL. Python-style
+ * TypeErrors otherwise. */
+int bv__parse_args(BodyVM *vm, const char *fname, BodyValue **args, size_t n, BodyValue *kwargs,
+                   const char *const *names, size_t n_names, size_t n_required,
+                   size_t max_positional, BodyValue **out);
+/* For functions without keyword arguments: n in [min, max]. */
+int bv__check_args(BodyVM *vm, const char *fname, size_t n, BodyValue *kwargs, size_t min,
+                   size_t max);
+int bv__no_kwargs(BodyVM *vm, const char *fname, BodyValue *kwargs);
+
+/* ---- numbers (value-ops.c) ---- */
+
+static inline bool bv__is_intlike(const BodyValue *v)
+{
+        return v->kind == BV_INT || v->kind == BV_BOOL;
+}
+static inline bool bv__is_number(const BodyValue *v)
+{
+        return v->kind == BV_INT || v->kind == BV_BOOL || v->kind == BV_FLOAT;
+}
+static inline int64_t bv__int_of(const BodyValue *v)
+{
+        return v->kind == BV_BOOL ? (int64_t)v->b : v->i;
+}
+static inline double bv__double_of(const BodyValue *v)
+{
+        return v->kind == BV_FLOAT ? v->f : (double)bv__int_of(v);
+}
+/* An index: int or bool, else TypeError "<what> indices must be integers
+ * or slices, not str" style (what == NULL: "'str' object cannot be
+ * interpreted as an integer"). */
+int bv__as_index(BodyVM *vm, BodyValue *v, const char *what, int64_t *ret);
+void *bv__overflow(BodyVM *vm);
+/* int(d) for a finite double, OverflowError beyond int64. */
+int bv__double_to_int(BodyVM *vm, double d, int64_t *ret);
+/* Python's float floor-division and modulo. */
+double bv__fmod_py(double a, double b);
+/* Compare with Python's exact int/float semantics: -1, 0, 1, or 2 when
+ * unordered (NaN). */
+int bv__num_cmp(const BodyValue *a, const BodyValue *b);
+/* Parse an int literal as int() does (whitespace, sign, underscores,
+ * base prefixes). 0, -1 for invalid (no exception), -2 for overflow. */
+int bv__parse_int(const char *s, size_t len, int base, int64_t *ret);
+
+/* ---- strings (methods-str.c, value-item.c) ---- */
+
+static inline bool bv__str_is_ascii(const BodyValue *s)
+{
+        return s->str.len == s->str.cplen;
+}
+/* Byte offset of code point index i (0 <= i <= cplen). */
+size_t bv__str_offset(const BodyValue *s, size_t i);
+/* Code point index of byte offset off. */
+size_t bv__str_cp_index(const BodyValue *s, size_t off);
+/* Python's repr of a string, with quotes. */
+int bv__repr_str(StrBuf *out, const char *s, size_t len);
+bool bv__unicode_isprintable(uint32_t cp);
+bool bv__unicode_isspace(uint32_t cp);
+bool bv__unicode_isalpha(uint32_t cp);
+bool bv__unicode_isdigit(uint32_t cp);
+uint32_t bv__unicode_lower(uint32_t cp);
+uint32_t bv__unicode_upper(uint32_t cp);
+/* Decode the code point at s[off], which is valid UTF-8. */
+uint32_t bv__cp_at(const char *s, size_t len, size_t off, size_t *ret_size);
+
+/* ---- sequences (value-item.c) ---- */
+
+/* Resolve a slice against a length: Python's PySlice_AdjustIndices. Returns
+ * the number of items selected, or -1 with an exception pending. */
+int64_t bv__slice_indices(BodyVM *vm, BodyValue *slice, int64_t length, int64_t *start,
+                          int64_t *stop, int64_t *step);
+/* Collect an iterable into a fresh array of new references. */
+int bv__collect(BodyVM *vm, BodyValue *iterable, BodyValue ***ret_items, size_t *ret_n);
+void bv__free_items(BodyVM *vm, BodyValue **items, size_t n);
+/* Stable sort of items[0..n) with an optional key function and reverse. */
+int bv__sort(BodyVM *vm, BodyValue **items, size_t n, BodyValue *key, bool reverse);
+BodyValue *bv__iter_new(BodyVM *vm, BvIterKind kind, BodyValue *src);
+BodyValue *bv__range_new(BodyVM *vm, int64_t start, int64_t stop, int64_t step);
+/* Next line of a file opened for reading (value-file.c): bv_next() rules. */
+int bv__file_next(BodyVM *vm, BodyValue *file, BodyValue **ret);
+
+/* ---- method tables (methods-*.c) ---- */
+
+const BvBuiltinDef *bv__find_method(BvKind kind, const char *name);
+extern const BvBuiltinDef bv__str_methods[], bv__str_case_methods[], bv__list_methods[],
+        bv__tuple_methods[], bv__dict_methods[], bv__set_methods[], bv__file_methods[],
+        bv__int_methods[], bv__float_methods[];
+/* Dict helpers shared by builtins and methods. */
+int bv__dict_update(BodyVM *vm, BodyValue *dict, BodyValue *other, BodyValue *kwargs);
+BodyValue *bv__dict_copy(BodyVM *vm, BodyValue *dict);
+void bv__dict_clear(BodyValue *dict);
+
+/* ---- builtins that other parts construct ---- */
+
+/* What calling each type object does (builtins.c, builtins-iter.c). */
+BodyValue *bv__type_call_str(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
+                             BodyValue *kwargs);
+BodyValue *bv__type_call_int(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
+                             BodyValue *kwargs);
+BodyValue *bv__type_call_float(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
+                               BodyValue *kwargs);
+BodyValue *bv__type_call_bool(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
+                              BodyValue *kwargs);
+BodyValue *bv__type_call_list(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
+                              BodyValue *kwargs);
+BodyValue *bv__type_call_tuple(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
+                               BodyValue *kwargs);
+BodyValue *bv__type_call_dict(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
+                              BodyValue *kwargs);
+BodyValue *bv__type_call_set(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
+                             BodyValue *kwargs);
+BodyValue *bv__type_call_range(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
+                               BodyValue *kwargs);
+BodyValue *bv__type_call_type(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
+                              BodyValue *kwargs);
+BodyValue *bv__type_call_object(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
+                                BodyValue *kwargs);
+BodyValue *bv__type_call_map(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
+                             BodyValue *kwargs);
+BodyValue *bv__type_call_filter(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
+                                BodyValue *kwargs);
+BodyValue *bv__type_call_zip(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
+                             BodyValue *kwargs);
+BodyValue *bv__type_call_enumerate(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
+                                   BodyValue *kwargs);
+BodyValue *bv__type_call_reversed(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
+                                  BodyValue *kwargs);
+BodyValue *bv__type_call_uuid(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
+                              BodyValue *kwargs);
+
+#define BV__BUILTIN_DECL(name)                                                                     \
+        BodyValue *name(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n, BodyValue *kwargs)
+BV__BUILTIN_DECL(bv__builtin_all);
+BV__BUILTIN_DECL(bv__builtin_any);
+BV__BUILTIN_DECL(bv__builtin_max);
+BV__BUILTIN_DECL(bv__builtin_min);
+BV__BUILTIN_DECL(bv__builtin_sorted);
+BV__BUILTIN_DECL(bv__builtin_sum);
+BodyValue *bv__builtin_open(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
+                            BodyValue *kwargs);
+BodyValue *bv__script_call(BodyVM *vm, BodyValue *script, BodyValue **args, size_t n,
+                           BodyValue *kwargs);
+BodyValue *bv__uuid_from_hex(BodyVM *vm, const char *hex);
+int bv__uuid_str(const uint8_t u[16], char buf[static 37]);
+
+/* ---- json (value-json.c) ---- */
+
+typedef struct BvJsonOptions {
+        const char *indent; /* NULL: one line */
+        size_t indent_len;
+        const char *item_sep;
+        const char *key_sep;
+        bool sort_keys;
+        bool ensure_ascii;
+        bool allow_nan;
+        bool skipkeys;
+} BvJsonOptions;
+
+int bv__json_dump(BodyVM *vm, BodyValue *v, const BvJsonOptions *opt, StrBuf *out);
+BodyValue *bv__json_loads(BodyVM *vm, const char *s, size_t len);
+
+/* ---- formatting (format*.c) ---- */
+
+BodyValue *bv__str_format(BodyVM *vm, BodyValue *fmt, BodyValue **args, size_t n,
+                          BodyValue *kwargs);
+BodyValue *bv__str_percent(BodyVM *vm, BodyValue *fmt, BodyValue *args);
+/* asprintf() of d with one of the conversions e E f F g G (and '#' when
+ * alt): the C formats behave as Python's for these. */
+int bv__print_float(char **buf, char type, bool alt, int prec, double d);
