@@ -1,0 +1,305 @@
+/* Done records: the results of recently finished plans, kept so that a
+ * plan the broker delivers again (engine observation 9: a node that dies
+ * right after an ack redelivers the message) is answered with its result
+ * instead of being executed twice.
+ *
+ * A confirmed entry moves, in one rename, from plans/<ts>/ to
+ * plans/done/<hex>/, where <hex> is the SHA-256 of the plan ID's JSON text
+ * (so "1" and 1 differ, as they do for the engine), after its plan.json is
+ * removed to save space. Only result.json stays. The reference lists plans/
+ * and looks for <name>/plan.json and <name>/result.json, so it never sees
+ * done/ (there is no done/plan.json or done/result.json, ever). A record's
+ * time is its result.json's modification time, which recording sets to
+ * the journal clock's now (nanoseconds, so that records made within one
+ * second keep their order); records older than done_max_age or beyond the
+ * done_max_count newest are removed. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "journal/journal-internal.h"
+#include "util/pyjson.h"
+
+bool journal_done_id_ok(const json_t *plan_id)
+{
+        return (json_is_string(plan_id) && json_string_length(plan_id) > 0) ||
+               json_is_integer(plan_id);
+}
+
+static int id_name(const json_t *plan_id, char name[65])
+{
+        _cleanup_free_ char *text = NULL;
+        unsigned char md[EVP_MAX_MD_SIZE];
+        unsigned md_len = 0;
+        int r;
+
+        r = pyjson_dumps(plan_id, &text);
+        if (r < 0)
+                return r;
+        if (EVP_Digest(text, strlen(text), md, &md_len, EVP_sha256(), NULL) != 1 || md_len != 32)
+                return -ENOMEM;
+        for (unsigned i = 0; i < 32; i++)
+                snprintf(name + 2 * i, 3, "%02x", md[i]);
+        return 0;
+}
+
+static bool name_ok(const char *name)
+{
+        return strlen(name) == 64 && strspn(name, "0123456789abcdef") == 64;
+}
+
+json_t *journal_result_source_id(const char *text, size_t len)
+{
+        _cleanup_json_ json_t *doc = json_loadb(text, len, 0, NULL);
+        json_t *id = json_object_get(doc, "SourceID");
+
+        return id ? json_incref(id) : NULL;
+}
+
+#define NSEC 1000000000LL
+
+static int64_t ts_nsec(const struct timespec *t)
+{
+        return (int64_t)t->tv_sec * NSEC + t->tv_nsec;
+}
+
+static int64_t now_nsec(Journal *j)
+{
+        struct timespec now;
+
+        return journal_now(j, &now) < 0 ? 0 : ts_nsec(&now);
+}
+
+static int64_t result_mtime(Journal *j, const char *name)
+{
+        char path[64 + 1 + sizeof(JOURNAL_RESULT_FILE)];
+        struct stat st;
+
+        snprintf(path, sizeof(path), "%s/%s", name, JOURNAL_RESULT_FILE);
+        if (fstatat(j->done_fd, path, &st, 0) < 0)
+                return -1;
+        return ts_nsec(&st.st_mtim);
+}
+
+static ssize_t done_find(const Journal *j, const char *name)
+{
+        for (size_t i = 0; i < j->n_done; i++)
+                if (streq(j->done[i].name, name))
+                        return (ssize_t)i;
+        return -1;
+}
+
+static void done_drop(Journal *j, size_t i)
+{
+        memmove(j->done + i, j->done + i + 1, (j->n_done - i - 1) * sizeof(j->done[0]));
+        j->n_done--;
+}
+
+/* Insert keeping the array in time order (ties by name). */
+static int done_add(Journal *j, const char *name, int64_t time)
+{
+        JournalDone *p = realloc(j->done, (j->n_done + 1) * sizeof(*p));
+        size_t i;
+
+        if (!p)
+                return -ENOMEM;
+        j->done = p;
+        for (i = j->n_done; i > 0; i--) {
+                const JournalDone *d = &j->done[i - 1];
+                if (d->time < time || (d->time == time && strcmp(d->name, name) < 0))
+                        break;
+        }
+        memmove(j->done + i + 1, j->done + i, (j->n_done - i) * sizeof(*p));
+        strcpy(j->done[i].name, name);
+        j->done[i].time = time;
+        j->n_done++;
+        return 0;
+}
+
+/* Remove records beyond the count or age limit, oldest first. Returns how
+ * many went. */
+static unsigned done_prune(Journal *j)
+{
+        int64_t now = now_nsec(j);
+        unsigned n = 0;
+
+        /* A clock that fails, or went back, expires nothing by age. */
+        while (j->n_done > 0 && (j->n_done > j->done_max_count ||
+                                 (now > 0 && now - j->done[0].time > j->done_max_age * NSEC))) {
+                (void)journal_rm_rf_at(j, j->done_fd, j->done[0].name);
+                done_drop(j, 0);
+                n++;
+        }
+        return n;
+}
+
+int journal_done_open(Journal *j)
+{
+        DIR *d;
+        int fd, r = 0;
+
+        if (j->ops.mkdirat(j->plans_fd, JOURNAL_DONE_DIR, 0700) == 0) {
+                r = journal_sync(j, j->plans_fd);
+                if (r < 0)
+                        return r;
+        } else if (errno != EEXIST) {
+                return -errno;
+        }
+        j->done_fd = journal_open_dir(j, j->plans_fd, JOURNAL_DONE_DIR);
+        if (j->done_fd < 0)
+                return j->done_fd;
+
+        fd = openat(j->done_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return -ENOMEM;
+        }
+        for (struct dirent *de; (errno = 0, de = readdir(d));) {
+                int64_t t;
+
+                if (de->d_name[0] == '.' && !streq(de->d_name, ".") && !streq(de->d_name, "..")) {
+                        (void)journal_rm_rf_at(j, j->done_fd, de->d_name);
+                        j->report.n_temp_removed++;
+                        continue;
+                }
+                if (!name_ok(de->d_name))
+                        continue;
+                t = result_mtime(j, de->d_name);
+                if (t < 0) {
+                        /* A record whose move never finished. */
+                        (void)journal_rm_rf_at(j, j->done_fd, de->d_name);
+                        j->report.n_temp_removed++;
+                        continue;
+                }
+                r = done_add(j, de->d_name, t);
+                if (r < 0)
+                        break;
+        }
+        if (r == 0 && errno != 0)
+                r = -errno;
+        closedir(d);
+        if (r < 0)
+                return r;
+        j->report.n_done_expired += done_prune(j);
+        return 0;
+}
+
+int journal_done_record(Journal *j, const char *ts, const json_t *plan_id)
+{
+        static const char *const drop[] = {JOURNAL_PLAN_FILE, JOURNAL_RUNNING_FILE,
+                                           JOURNAL_PLAN_TMP, JOURNAL_RESULT_TMP};
+        _cleanup_close_ int entry_fd = -1;
+        char path[64 + 1 + sizeof(JOURNAL_RESULT_FILE)];
+        struct timespec now;
+        char name[65];
+        ssize_t i;
+        int r;
+
+        r = id_name(plan_id, name);
+        if (r < 0)
+                return r;
+        entry_fd = journal_open_dir(j, j->plans_fd, ts);
+        if (entry_fd < 0)
+                return entry_fd;
+        for (size_t k = 0; k < ELEMENTSOF(drop); k++)
+                if (j->ops.unlinkat(entry_fd, drop[k], 0) < 0 && errno != ENOENT)
+                        return -errno;
+        /* A plan answered twice (a redelivery answered from its record)
+         * replaces its record. */
+        r = journal_rm_rf_at(j, j->done_fd, name);
+        if (r < 0)
+                return r;
+        i = done_find(j, name);
+        if (i >= 0)
+                done_drop(j, (size_t)i);
+        if (j->ops.renameat(j->plans_fd, ts, j->done_fd, name) < 0)
+                return -errno;
+        r = journal_now(j, &now);
+        if (r < 0)
+                now = (struct timespec){0, 0};
+        snprintf(path, sizeof(path), "%s/%s", name, JOURNAL_RESULT_FILE);
+        /* Only the order and age of records hang on this time, so a
+         * failure keeps the old mtime on disk and the new one in memory. */
+        (void)utimensat(j->done_fd, path, (const struct timespec[2]){now, now}, 0);
+        r = done_add(j, name, ts_nsec(&now));
+        if (r < 0)
+                return r;
+        (void)done_prune(j);
+        return 0;
+}
+
+/* The text of result.json at dirfd/<dir>/result.json when its SourceID is
+ * plan_id: 1 and *ret set, 0 when not, or -errno. */
+static int result_matches(int dirfd, const char *dir, const json_t *plan_id, char **ret)
+{
+        char path[65 + sizeof(JOURNAL_RESULT_FILE)];
+        _cleanup_free_ char *text = NULL;
+        _cleanup_json_ json_t *id = NULL;
+        size_t len;
+        int r;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, JOURNAL_RESULT_FILE);
+        r = journal_read_at(dirfd, path, JOURNAL_MAX_RESULT_FILE, &text, &len);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        id = journal_result_source_id(text, len);
+        if (!id || !json_equal(id, plan_id))
+                return 0;
+        *ret = TAKE_PTR(text);
+        return 1;
+}
+
+static int lookup_locked(Journal *j, const json_t *plan_id, char **ret)
+{
+        _cleanup_free_ JournalEntry *entries = NULL;
+        size_t n = 0;
+        char name[65];
+        ssize_t i;
+        int r;
+
+        r = id_name(plan_id, name);
+        if (r < 0)
+                return r;
+        (void)done_prune(j);
+        i = done_find(j, name);
+        if (i >= 0) {
+                r = result_matches(j->done_fd, name, plan_id, ret);
+                if (r != 0)
+                        return r;
+        }
+
+        /* A result not yet confirmed answers the plan just as well. */
+        r = journal_list_locked(j, &entries, &n);
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < n; k++) {
+                if (entries[k].state != JOURNAL_RESULT)
+                        continue;
+                r = result_matches(j->plans_fd, entries[k].ts, plan_id, ret);
+                if (r != 0)
+                        return r;
+        }
+        return 0;
+}
+
+int journal_done_lookup(Journal *j, const json_t *plan_id, char **ret_result_text)
+{
+        int r;
+
+        if (!journal_done_id_ok(plan_id))
+                return 0;
+        pthread_mutex_lock(&j->lock);
+        r = lookup_locked(j, plan_id, ret_result_text);
+        pthread_mutex_unlock(&j->lock);
+        return r;
+}

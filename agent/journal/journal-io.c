@@ -1,0 +1,210 @@
+/* The journal's file operations: the system-call table that tests replace,
+ * atomic and durable writes, whole-file reads and tree removal. Reads and
+ * directory listings go straight to the system: only the calls that change
+ * the disk (and the clock) pass through JournalOps, which is what the
+ * fault-injection tests need. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "journal/journal-internal.h"
+#include "util/macro.h"
+
+static int sys_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+        return openat(dirfd, path, flags, mode);
+}
+
+const JournalOps journal_sys_ops = {
+        .mkdirat = mkdirat,
+        .openat = sys_openat,
+        .write = write,
+        .fsync = fsync,
+        .renameat = renameat,
+        .unlinkat = unlinkat,
+        .clock_gettime = clock_gettime,
+};
+
+bool journal_ts_valid(const char *name)
+{
+        size_t n = strspn(name, "0123456789");
+
+        return n > 0 && n < JOURNAL_TS_MAX && name[n] == '\0';
+}
+
+int journal_open_dir(Journal *j, int dirfd, const char *path)
+{
+        int fd = j->ops.openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW, 0);
+
+        return fd < 0 ? -errno : fd;
+}
+
+int journal_sync(Journal *j, int fd)
+{
+        return j->ops.fsync(fd) < 0 ? -errno : 0;
+}
+
+int journal_now(Journal *j, struct timespec *ret)
+{
+        return j->ops.clock_gettime(CLOCK_REALTIME, ret) < 0 ? -errno : 0;
+}
+
+static int write_all(Journal *j, int fd, const char *p, size_t len)
+{
+        while (len > 0) {
+                ssize_t n = j->ops.write(fd, p, len);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        return -EIO;
+                p += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+int journal_write_atomic(Journal *j, int dirfd, const char *tmp, const char *name, const void *data,
+                         size_t len, bool undo)
+{
+        int fd, r;
+
+        fd = j->ops.openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return -errno;
+        r = write_all(j, fd, data, len);
+        if (r == 0)
+                r = journal_sync(j, fd);
+        /* close() after a successful fsync cannot lose data that fsync
+         * did not already report, so its result is not consulted. */
+        close(fd);
+        if (r < 0)
+                goto fail_tmp;
+        if (j->ops.renameat(dirfd, tmp, dirfd, name) < 0) {
+                r = -errno;
+                goto fail_tmp;
+        }
+        r = journal_sync(j, dirfd);
+        if (r < 0 && undo)
+                (void)j->ops.unlinkat(dirfd, name, 0);
+        return r;
+
+fail_tmp:
+        (void)j->ops.unlinkat(dirfd, tmp, 0);
+        return r;
+}
+
+int journal_read_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)
+{
+        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0, cap;
+        struct stat st;
+
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        if ((uint64_t)st.st_size > max)
+                return -EFBIG;
+        /* The size is a hint: the loop still reads to the end, so a file
+         * that grows is read whole (up to max) or refused. */
+        cap = (size_t)st.st_size + 1;
+        buf = malloc(cap + 1);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t n;
+
+                if (len == cap) {
+                        size_t ncap = cap * 2;
+                        char *p;
+
+                        if (len > max)
+                                return -EFBIG;
+                        p = realloc(buf, ncap + 1);
+                        if (!p)
+                                return -ENOMEM;
+                        buf = p;
+                        cap = ncap;
+                }
+                n = read(fd, buf + len, cap - len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t)n;
+        }
+        if (len > max)
+                return -EFBIG;
+        buf[len] = '\0';
+        *ret = TAKE_PTR(buf);
+        if (ret_len)
+                *ret_len = len;
+        return 0;
+}
+
+bool journal_exists_at(int dirfd, const char *path)
+{
+        return faccessat(dirfd, path, F_OK, 0) == 0;
+}
+
+/* Entries are a few levels deep at most (a plan's dir holds files); this
+ * bound only stops a hostile tree from exhausting descriptors. */
+#define RM_MAX_DEPTH 16
+
+static int rm_rf(Journal *j, int parent_fd, const char *name, unsigned depth)
+{
+        int fd, r = 0;
+        DIR *d;
+
+        if (j->ops.unlinkat(parent_fd, name, 0) == 0 || errno == ENOENT)
+                return 0;
+        if (errno != EISDIR && errno != EPERM)
+                return -errno;
+        if (depth >= RM_MAX_DEPTH)
+                return -ELOOP;
+        fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        for (struct dirent *de; (errno = 0, de = readdir(d));) {
+                int q;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                q = rm_rf(j, dirfd(d), de->d_name, depth + 1);
+                if (q < 0 && r == 0)
+                        r = q;
+        }
+        if (errno != 0 && r == 0)
+                r = -errno;
+        closedir(d);
+        if (r < 0)
+                return r;
+        if (j->ops.unlinkat(parent_fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
+}
+
+int journal_rm_rf_at(Journal *j, int dirfd, const char *name)
+{
+        return rm_rf(j, dirfd, name, 0);
+}

@@ -1,0 +1,220 @@
+/* journal: the agent's crash-safe record of plans and results, in the
+ * reference agent's storage layout (spec 4.2), so that a VM upgraded from
+ * the Python agent keeps its pending work, and the other way round where
+ * the reference can follow:
+ *
+ *   <storage>/plans/                  mode 0700
+ *     stamp                           last accepted Stamp, decimal text
+ *     <ts>/                           ts = str(int(time.time() * 10000))
+ *       plan.json                     {"Data": b64(body), "Signature": b64(sig),
+ *                                      "ID": msg_id, "ReplyTo": reply_to}
+ *       running                       ours: the plan's execution has begun
+ *       result.json                   the result document's text
+ *     done/<sha256 of the ID>/        ours: recently finished plans, for
+ *       result.json                   answering a redelivered plan
+ *
+ * The reference looks only at plans/<name>/plan.json and result.json, so
+ * `running`, `done/` and our temporary files (names starting with '.') are
+ * invisible to it. docs/journal.md has the layout, the rules and the order
+ * in which the daemon calls these functions.
+ *
+ * Durability: every call that writes a plan, a result or the stamp returns
+ * only after the data and the directory entries that name it were
+ * fsync'd, and every file appears whole or not at all (a temporary name,
+ * fsync, rename, fsync of the directory). The calls that fsync are
+ * journal_open() (once, when it creates directories), journal_put_plan(),
+ * journal_begin() and journal_put_result(); they block for a few disk
+ * flushes and must not run on the event loop thread. journal_remove()
+ * renames and unlinks without waiting for the disk (a removal that a power
+ * loss undoes only means a result is published again).
+ *
+ * A Journal may be shared by threads: an internal mutex serialises all
+ * calls. It holds an exclusive flock() on plans/ so that two agents never
+ * share one storage directory.
+ *
+ * Return values: 0 on success, negative errno for failures of the agent
+ * or its disk, and the positive values documented at each call for
+ * expected outcomes. Nothing here logs; the daemon logs what it is told. */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "util/macro.h"
+
+/* Room for an entry name: at most 20 digits and a NUL. */
+#define JOURNAL_TS_MAX 21
+
+/* journal_load_plan(): plan.json cannot be read as a plan (empty, not JSON,
+ * a missing or malformed field); the error text says why. */
+#define JOURNAL_CORRUPT 1
+
+/* journal_begin(): the plan's Stamp is not newer than the last accepted
+ * one, so it is an old or duplicate message; the reference drops it
+ * without a result. */
+#define JOURNAL_STAMP_OLD 2
+/* journal_begin(): Stamp is present but is not an integer (the reference
+ * fails on such plans with a TypeError and drops them). */
+#define JOURNAL_STAMP_INVALID 3
+
+/* Defaults of the de-duplication window (JournalOptions). */
+#define JOURNAL_DONE_MAX_COUNT 1000
+#define JOURNAL_DONE_MAX_AGE   (7 * 24 * 3600)
+
+/* The file operations the journal writes through, with the system calls'
+ * own conventions (-1 and errno). Tests replace them to make a write, an
+ * fsync or a rename fail; the daemon passes NULL for the real ones. */
+typedef struct JournalOps {
+        int (*mkdirat)(int dirfd, const char *path, mode_t mode);
+        int (*openat)(int dirfd, const char *path, int flags, mode_t mode);
+        ssize_t (*write)(int fd, const void *buf, size_t n);
+        int (*fsync)(int fd);
+        int (*renameat)(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
+        int (*unlinkat)(int dirfd, const char *path, int flags);
+        /* Wall-clock time, for entry names and the age of done records. */
+        int (*clock_gettime)(clockid_t clock, struct timespec *ts);
+} JournalOps;
+
+typedef struct JournalOptions {
+        const JournalOps *ops;   /* NULL = the system calls */
+        size_t max_plan_file;    /* largest plan.json read back, bytes; 0 = 256 MiB */
+        unsigned done_max_count; /* finished plans remembered; 0 = none */
+        int64_t done_max_age;    /* seconds they are remembered; 0 = not at all */
+} JournalOptions;
+
+#define JOURNAL_OPTIONS_DEFAULT                                                                    \
+        ((JournalOptions){.ops = NULL,                                                             \
+                          .max_plan_file = 0,                                                      \
+                          .done_max_count = JOURNAL_DONE_MAX_COUNT,                                \
+                          .done_max_age = JOURNAL_DONE_MAX_AGE})
+
+/* What journal_open() found and repaired, for the daemon to log. */
+typedef struct JournalOpenReport {
+        unsigned n_temp_removed;  /* temporary files of writes that never finished */
+        unsigned n_empty_removed; /* entries with neither plan.json nor result.json */
+        unsigned n_done_expired;  /* done records past the age or count limit */
+        unsigned n_interrupted;   /* entries whose plan was running when the agent stopped */
+        bool stamp_damaged;       /* the stamp file held no number; 0 was assumed */
+        int64_t last_stamp;       /* the last accepted Stamp, as loaded */
+} JournalOpenReport;
+
+typedef enum JournalState {
+        JOURNAL_PENDING,     /* plan.json only: load, check and run the plan */
+        JOURNAL_RUNNING,     /* journal_begin() was called in this process; no result yet */
+        JOURNAL_INTERRUPTED, /* plan.json and running from an earlier process, no result:
+                              * answer with an "interrupted" error result, never re-run */
+        JOURNAL_RESULT,      /* result.json: publish it, then journal_remove() */
+} JournalState;
+
+typedef struct JournalEntry {
+        char ts[JOURNAL_TS_MAX];
+        JournalState state;
+} JournalEntry;
+
+/* One plan.json, decoded. */
+typedef struct JournalPlan {
+        char *body; /* the message body's bytes, with a NUL after them */
+        size_t body_len;
+        unsigned char *signature; /* NULL when there is none */
+        size_t signature_len;
+        /* The AMQP message_id, "" when the message had none. The
+         * reference's own files may hold any JSON value here (its unit
+         * test writes 1). Never NULL. */
+        json_t *id;
+        json_t *reply_to; /* the AMQP reply_to: a string, or null; never NULL */
+} JournalPlan;
+
+typedef struct Journal Journal;
+
+/* Open the journal in <storage>/plans, creating the directories (mode
+ * 0700; an existing plans/ is chmod'ed to 0700, as the reference does).
+ * Removes what interrupted writes left behind (temporary files, entries
+ * with neither plan.json nor result.json), loads the stamp and the done
+ * records and drops expired ones. Entries with plan.json and `running` but
+ * no result.json are reported as JOURNAL_INTERRUPTED from now on. opt NULL
+ * means JOURNAL_OPTIONS_DEFAULT. Returns 0, -EBUSY when another process
+ * has the journal open, or -errno. */
+int journal_open(const char *storage, const JournalOptions *opt, Journal **ret);
+
+Journal *journal_free(Journal *j);
+DEFINE_CLEANUP(Journal, journal_free)
+
+const JournalOpenReport *journal_open_report(const Journal *j);
+
+/* Store a message just received, before it is acked: writes <ts>/plan.json
+ * with a new unique ts (above every entry name in use) and returns its
+ * name in ret_ts only after it is durable. body and sig are raw bytes (sig
+ * NULL or sig_len 0: no signature); msg_id NULL stands for "" and
+ * reply_to NULL for null; bytes in them that are not UTF-8 become U+FFFD.
+ * On failure nothing of the entry is left behind and the message must not
+ * be acked. Returns 0 or -errno (-ENOSPC, -EIO, ...). */
+int journal_put_plan(Journal *j, const void *body, size_t body_len, const void *sig, size_t sig_len,
+                     const char *msg_id, const char *reply_to, char ret_ts[JOURNAL_TS_MAX]);
+
+/* All entries in the reference's (string) order of their names, with
+ * their state. Returns 0 or -errno; *ret is NULL when there are none. */
+int journal_list(Journal *j, JournalEntry **ret, size_t *ret_n);
+
+/* The next thing to do, as the reference's main loop picks it: the first
+ * entry with a result, else the first PENDING or INTERRUPTED entry.
+ * Returns 1 with *ret set, 0 when there is nothing to do (consume the next
+ * message), or -errno. */
+int journal_next(Journal *j, JournalEntry *ret);
+
+/* Read <ts>/plan.json. Returns 0, JOURNAL_CORRUPT with a sentence in
+ * *ret_error (the daemon logs it and drops the entry with journal_remove),
+ * -ENOENT, or -errno. */
+int journal_load_plan(Journal *j, const char *ts, JournalPlan **ret, char **ret_error);
+
+JournalPlan *journal_plan_free(JournalPlan *p);
+DEFINE_CLEANUP(JournalPlan, journal_plan_free)
+
+/* Execution of <ts> is about to begin. stamp is the plan's "Stamp" (NULL
+ * when absent). In this order:
+ *   - a Stamp that is not an integer: JOURNAL_STAMP_INVALID;
+ *   - a Stamp >= 0 and <= the last accepted one: JOURNAL_STAMP_OLD;
+ *   - <ts>/running is written and fsync'd;
+ *   - a Stamp >= 0 becomes the last accepted one, durably in `stamp`.
+ * Nothing is written in the first two cases. Negative stamps count as
+ * absent, as in the reference. Because `running` is durable before the
+ * stamp is, a crash never leaves a plan whose stamp was taken but which
+ * restarts as PENDING (and would be dropped as "old"): it restarts as
+ * INTERRUPTED. Returns 0, JOURNAL_STAMP_OLD, JOURNAL_STAMP_INVALID or
+ * -errno (a failure may leave `running`: the entry is then INTERRUPTED
+ * after a restart; calling journal_begin() again retries). */
+int journal_begin(Journal *j, const char *ts, const json_t *stamp);
+
+/* The last accepted Stamp (0 at first). */
+int64_t journal_last_stamp(Journal *j);
+
+/* Store the result document's text (len bytes) as <ts>/result.json,
+ * replacing any earlier one, atomically and durably. <ts> must exist.
+ * Returns 0 or -errno. On failure result.json is never partial: it is the
+ * earlier one, or absent (always absent when there was none, and also
+ * when only the final directory fsync failed). */
+int journal_put_result(Journal *j, const char *ts, const char *text, size_t len);
+
+/* Read <ts>/result.json. Returns 0, -ENOENT or -errno. */
+int journal_load_result(Journal *j, const char *ts, char **ret_text, size_t *ret_len);
+
+/* Remove entry <ts>. With record, its result is remembered first under the
+ * plan ID it answers (the result's SourceID), so that journal_done_lookup()
+ * finds it: call it so once the broker has confirmed the result. Without,
+ * the entry just goes (a plan that is dropped without a result). A result
+ * whose SourceID is not a non-empty string or an integer is not recorded.
+ * Returns 0, -ENOENT or -errno (when the record cannot be made, the entry
+ * stays, still with its result, and the call may be retried). Nothing is
+ * fsync'd: a removal that a power loss undoes only means the result is
+ * published again. */
+int journal_remove(Journal *j, const char *ts, bool record);
+
+/* Whether plan_id already has a result: a done record younger than the
+ * age limit, or an entry still waiting to publish its result.json. Only
+ * non-empty strings and integers are looked up (other IDs never match).
+ * Returns 1 with the result's text in *ret_result_text, 0 when there is
+ * none, or -errno. */
+int journal_done_lookup(Journal *j, const json_t *plan_id, char **ret_result_text);

@@ -1,0 +1,767 @@
+/* Tests for the journal: plan.json byte for byte as the reference writes
+ * it, the reference's own files, corrupt files, restart states, the
+ * daemon's order of calls, stamps, done records, and what the reference
+ * would see of our directory. Failures and crashes at each file operation
+ * are in test-journal-faults.c. */
+#include "test-journal.h"
+
+/* --- plan.json ---------------------------------------------------------- */
+
+static const char *const layout_cases[] = {"case-1", "case-2", "case-3"};
+
+static char *data_file(const char *name, const char *ext, size_t *ret_len)
+{
+        _cleanup_free_ char *p = NULL;
+
+        ck_assert_int_ge(asprintf(&p, "%s/journal/%s.%s", TEST_DATA_DIR, name, ext), 0);
+        return slurp(p, ret_len);
+}
+
+START_TEST(test_layout)
+{
+        _cleanup_(journal_freep) Journal *j = open_with(NULL);
+        _cleanup_(journal_plan_freep) JournalPlan *p = NULL;
+        _cleanup_free_ char *body = NULL, *sig = NULL, *meta = NULL, *want = NULL;
+        _cleanup_free_ char *got = NULL, *dir = NULL, *first = NULL, *pp = NULL;
+        char ts[JOURNAL_TS_MAX], *reply;
+        size_t body_len, sig_len, len;
+        struct stat st;
+
+        body = data_file(layout_cases[_i], "body", &body_len);
+        sig = data_file(layout_cases[_i], "sig", &sig_len);
+        meta = data_file(layout_cases[_i], "meta", NULL);
+        want = data_file(layout_cases[_i], "json", NULL);
+        /* meta: the message_id line, then the reply_to line if any. */
+        reply = strchr(meta, '\n');
+        *reply++ = '\0';
+        if (*reply)
+                reply[strlen(reply) - 1] = '\0';
+        else
+                reply = NULL;
+
+        ck_assert_int_eq(journal_put_plan(j, body, body_len, sig, sig_len, meta, reply, ts), 0);
+        ck_assert_uint_eq(strlen(ts), 14);
+        ck_assert_uint_eq(strspn(ts, "0123456789"), 14);
+
+        pp = pathf("plans/%s/plan.json", ts);
+        got = slurp(pp, &len);
+        ck_assert_str_eq(got, want);
+        ck_assert_uint_eq(len, strlen(want));
+        free(pp), pp = pathf("plans");
+        ck_assert_int_eq(stat(pp, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0700);
+        free(pp), pp = pathf("plans/%s", ts);
+        ck_assert_int_eq(stat(pp, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0700);
+        free(pp), pp = pathf("plans/%s/.plan.json.tmp", ts);
+        ck_assert_int_ne(access(pp, F_OK), 0);
+        dir = plans_dir();
+        free(pp), pp = NULL;
+        ck_assert_int_ge(asprintf(&pp, "%s done", ts), 0);
+        ck_assert_str_eq(dir, pp);
+
+        /* The reference would pick it up as its next plan. */
+        first = reference_first("plan.json");
+        ck_assert_str_eq(first, ts);
+        free(first), first = reference_first("result.json");
+        ck_assert_ptr_null(first);
+
+        ck_assert_int_eq(journal_load_plan(j, ts, &p, NULL), 0);
+        ck_assert_uint_eq(p->body_len, body_len);
+        ck_assert_mem_eq(p->body, body, body_len);
+        ck_assert_int_eq(p->body[body_len], '\0');
+        if (sig_len == 0) {
+                ck_assert_ptr_null(p->signature);
+                ck_assert_uint_eq(p->signature_len, 0);
+        } else {
+                ck_assert_uint_eq(p->signature_len, sig_len);
+                ck_assert_mem_eq(p->signature, sig, sig_len);
+        }
+        ck_assert_str_eq(json_string_value(p->id), meta);
+        if (reply)
+                ck_assert_str_eq(json_string_value(p->reply_to), reply);
+        else
+                ck_assert(json_is_null(p->reply_to));
+}
+END_TEST
+
+/* The exact bytes of the reference's unit test plan.json load, with its
+ * integer ID. */
+START_TEST(test_reference_files)
+{
+        _cleanup_free_ char *text = data_file("reference-plan", "json", NULL), *res = NULL;
+        _cleanup_(journal_plan_freep) JournalPlan *p = NULL;
+        _cleanup_(journal_freep) Journal *j = NULL;
+        JournalEntry e;
+        size_t len;
+
+        put_file("plans/", "");
+        put_file("plans/17153280001234/plan.json", text);
+        put_file("plans/17153280001240/result.json", "{\"SourceID\": \"r\"}");
+        put_file("plans/stamp", "17153280000000");
+        j = open_with(NULL);
+        ck_assert_int_eq(journal_open_report(j)->last_stamp, 17153280000000);
+        assert_entries(j, "17153280001234:pending 17153280001240:result");
+
+        ck_assert_int_eq(journal_load_plan(j, "17153280001234", &p, NULL), 0);
+        ck_assert_uint_eq(p->body_len, 6);
+        ck_assert_str_eq(p->body, "myplan");
+        ck_assert_ptr_null(p->signature);
+        ck_assert(json_is_integer(p->id));
+        ck_assert_int_eq(json_integer_value(p->id), 1);
+        ck_assert_str_eq(json_string_value(p->reply_to), "test");
+
+        /* Its main loop's order: the result first. */
+        ck_assert_int_eq(journal_next(j, &e), 1);
+        ck_assert_str_eq(e.ts, "17153280001240");
+        ck_assert_int_eq(e.state, JOURNAL_RESULT);
+        ck_assert_int_eq(journal_load_result(j, e.ts, &res, &len), 0);
+        ck_assert_str_eq(res, "{\"SourceID\": \"r\"}");
+}
+END_TEST
+
+static const struct {
+        const char *text;
+        int r;
+        const char *error; /* the message; '*' stands for any text */
+} load_cases[] = {
+        {"", JOURNAL_CORRUPT, "plan.json is empty"},
+        {"{\"Data\": \"eA", JOURNAL_CORRUPT, "plan.json is not JSON: *"},
+        {"[1]", JOURNAL_CORRUPT, "plan.json is not a JSON object"},
+        {"{\"Signature\": \"\", \"ID\": 1}", JOURNAL_CORRUPT, "plan.json has no \"Data\" string"},
+        {"{\"Data\": 5}", JOURNAL_CORRUPT, "plan.json has no \"Data\" string"},
+        {"{\"Data\": \"eA=\"}", JOURNAL_CORRUPT, "the \"Data\" of plan.json is not Base64"},
+        {"{\"Data\": \"e A=\"}", JOURNAL_CORRUPT, "the \"Data\" of plan.json is not Base64"},
+        {"{\"Data\": \"e===\"}", JOURNAL_CORRUPT, "the \"Data\" of plan.json is not Base64"},
+        {"{\"Data\": \"eA==eA==\"}", JOURNAL_CORRUPT, "the \"Data\" of plan.json is not Base64"},
+        {"{\"Data\": \"eA==\", \"Signature\": 7}", JOURNAL_CORRUPT,
+         "the \"Signature\" of plan.json is not a string"},
+        {"{\"Data\": \"eA==\", \"Signature\": \"%%%%\"}", JOURNAL_CORRUPT,
+         "the \"Signature\" of plan.json is not Base64"},
+        /* Our own shape, cut short: the whole-document parser says where. */
+        {"{\"Data\": \"eA==\", \"Signature\": \"\", \"ID\": \"a\"", JOURNAL_CORRUPT,
+         "plan.json is not JSON: * (line 1, column 43)"},
+        /* Accepted: missing keys take the values of a bare message. */
+        {"{\"Data\": \"eA==\"}", 0, "x"},
+        {"{\"Data\": \"eHl6\", \"Signature\": null, \"ID\": \"a\", \"ReplyTo\": null}", 0, "xyz"},
+        /* Keys given twice: the last wins, as in Python. */
+        {"{\"Data\": \"eA==\", \"Signature\": \"\", \"ID\": \"a\", \"ReplyTo\": null, \"Data\": "
+         "\"eHl6\"}",
+         0, "xyz"},
+        /* JSON escapes inside the Base64 ("\/" is '/'). */
+        {"{\"Data\": \"e\\/==\", \"Signature\": \"\", \"ID\": \"a\", \"ReplyTo\": null}", 0, "{"},
+};
+
+/* A corrupt plan.json is reported as data and can be removed: it never
+ * wedges the journal, as the empty files of murano-agent 7 to 10 did. */
+START_TEST(test_load)
+{
+        _cleanup_(journal_plan_freep) JournalPlan *p = NULL;
+        _cleanup_(journal_freep) Journal *j = NULL;
+        _cleanup_free_ char *err = NULL;
+        const char *want = load_cases[_i].error;
+        JournalEntry e;
+
+        put_file("plans/", "");
+        put_file("plans/100/plan.json", load_cases[_i].text);
+        j = open_with(NULL);
+        assert_entries(j, "100:pending");
+        ck_assert_int_eq(journal_load_plan(j, "100", &p, &err), load_cases[_i].r);
+        if (load_cases[_i].r == 0) {
+                ck_assert_ptr_null(err);
+                ck_assert_str_eq(p->body, want);
+                ck_assert_ptr_null(p->signature);
+                ck_assert(json_is_string(p->id));
+                ck_assert(json_is_null(p->reply_to));
+                return;
+        }
+        ck_assert_ptr_null(p);
+        ck_assert_ptr_nonnull(err);
+        if (strchr(want, '*')) {
+                size_t head = (size_t)(strchr(want, '*') - want), tail = strlen(want) - head - 1;
+                ck_assert_int_eq(strncmp(err, want, head), 0);
+                ck_assert_uint_ge(strlen(err), head + tail);
+                ck_assert_str_eq(err + strlen(err) - tail, want + head + 1);
+        } else {
+                ck_assert_str_eq(err, want);
+        }
+        ck_assert_int_eq(journal_remove(j, "100", false), 0);
+        ck_assert_int_eq(journal_next(j, &e), 0);
+        ck_assert(!exists("plans/100"));
+}
+END_TEST
+
+START_TEST(test_bad_names)
+{
+        _cleanup_(journal_freep) Journal *j = open_with(NULL);
+        JournalPlan *p = NULL;
+        char *text = NULL;
+        size_t len;
+
+        ck_assert_int_eq(journal_remove(j, "../x", false), -EINVAL);
+        ck_assert_int_eq(journal_remove(j, "", false), -EINVAL);
+        ck_assert_int_eq(journal_remove(j, "123456789012345678901", false), -EINVAL);
+        ck_assert_int_eq(journal_load_plan(j, "1/../2", &p, NULL), -EINVAL);
+        ck_assert_int_eq(journal_begin(j, "done", NULL), -EINVAL);
+        ck_assert_int_eq(journal_put_result(j, "stamp", "x", 1), -EINVAL);
+        ck_assert_int_eq(journal_remove(j, "1", false), -ENOENT);
+        ck_assert_int_eq(journal_load_plan(j, "1", &p, NULL), -ENOENT);
+        ck_assert_int_eq(journal_load_result(j, "1", &text, &len), -ENOENT);
+        ck_assert_int_eq(journal_begin(j, "1", NULL), -ENOENT);
+        ck_assert_int_eq(journal_put_result(j, "1", "x", 1), -ENOENT);
+        ck_assert_ptr_null(p);
+        ck_assert_ptr_null(text);
+}
+END_TEST
+
+/* AMQP properties that are not UTF-8 are stored with U+FFFD. */
+START_TEST(test_not_utf8)
+{
+        _cleanup_(journal_freep) Journal *j = open_with(NULL);
+        _cleanup_free_ char *text = NULL, *pp = NULL;
+        char ts[JOURNAL_TS_MAX];
+
+        /* "\377" is the byte 0xff. */
+        ck_assert_int_eq(journal_put_plan(j, "b", 1, "\x80", 1, "a\377b", "\xc3", ts), 0);
+        pp = pathf("plans/%s/plan.json", ts);
+        text = slurp(pp, NULL);
+        ck_assert_str_eq(text, "{\"Data\": \"Yg==\", \"Signature\": \"gA==\", \"ID\": "
+                               "\"a\\ufffdb\", \"ReplyTo\": \"\\ufffd\"}");
+}
+END_TEST
+
+/* --- names -------------------------------------------------------------- */
+
+static void assert_increasing(char (*v)[JOURNAL_TS_MAX], size_t n)
+{
+        for (size_t i = 1; i < n; i++) {
+                ck_assert_uint_eq(strlen(v[i]), strlen(v[i - 1]));
+                ck_assert_int_lt(strcmp(v[i - 1], v[i]), 0);
+        }
+}
+
+/* 1000 puts in a loop get 1000 names, in order, with a real clock and a
+ * clock that stands still; a clock that goes back changes nothing. */
+START_TEST(test_unique_names)
+{
+        static char v[2001][JOURNAL_TS_MAX];
+        _cleanup_(journal_freep) Journal *j = NULL;
+        _cleanup_free_ JournalEntry *list = NULL;
+        size_t n = 0;
+
+        fx.no_fsync = true;
+        j = open_test();
+        for (size_t i = 0; i < 1000; i++)
+                put_simple(j, v[i]);
+        fx.frozen = true;
+        fx.frozen_at = (struct timespec){1715328000, 0};
+        for (size_t i = 1000; i < 2000; i++)
+                put_simple(j, v[i]);
+        assert_increasing(v, 2000);
+        ck_assert_int_eq(journal_list(j, &list, &n), 0);
+        ck_assert_uint_eq(n, 2000);
+        for (size_t i = 0; i < n; i++)
+                ck_assert_str_eq(list[i].ts, v[i]);
+
+        /* After a restart, names continue above the highest in use. */
+        j = journal_free(j);
+        j = open_test();
+        put_simple(j, v[2000]);
+        assert_increasing(v, 2001);
+}
+END_TEST
+
+/* A name already taken (a directory made by someone else) is skipped. */
+START_TEST(test_name_taken)
+{
+        _cleanup_(journal_freep) Journal *j = NULL;
+        char ts[JOURNAL_TS_MAX];
+
+        fx.frozen = true;
+        fx.frozen_at = (struct timespec){1715328000, 12345678};
+        j = open_test();
+        put_file("plans/17153280000123/x", "");
+        put_simple(j, ts);
+        ck_assert_str_eq(ts, "17153280000124");
+        put_simple(j, ts);
+        ck_assert_str_eq(ts, "17153280000125");
+}
+END_TEST
+
+/* --- restart ------------------------------------------------------------ */
+
+static const struct {
+        const char *files; /* made under plans/; a trailing '/' makes a directory */
+        const char *entries;
+        const char *dir; /* plans/ afterwards */
+        unsigned n_temp, n_empty, n_interrupted;
+} restart_cases[] = {
+        {"100/plan.json", "100:pending", "100 done", 0, 0, 0},
+        {"100/plan.json 100/running", "100:interrupted", "100 done", 0, 0, 1},
+        {"100/plan.json 100/running 100/result.json", "100:result", "100 done", 0, 0, 0},
+        {"100/result.json", "100:result", "100 done", 0, 0, 0},
+        {"100/", "", "done", 0, 1, 0},
+        {"100/running", "", "done", 0, 1, 0},
+        {"100/.plan.json.tmp", "", "done", 1, 1, 0},
+        {"100/plan.json 100/running 100/.result.json.tmp", "100:interrupted", "100 done", 1, 0, 1},
+        {".stamp.tmp stamp", "", "done stamp", 1, 0, 0},
+        {"done/ done/.x done/0123/", "", "done", 1, 0, 0},
+        /* Not ours: left alone, as the reference would leave them. */
+        {"abc/plan.json 123456789012345678901/plan.json x", "", "123456789012345678901 abc done x",
+         0, 0, 0},
+};
+
+START_TEST(test_restart)
+{
+        _cleanup_free_ char *files = strdup(restart_cases[_i].files), *dir = NULL;
+        _cleanup_(journal_freep) Journal *j = NULL;
+        const JournalOpenReport *rep;
+        char *save = NULL;
+
+        put_file("plans/", "");
+        for (char *f = strtok_r(files, " ", &save); f; f = strtok_r(NULL, " ", &save)) {
+                _cleanup_free_ char *rel = NULL;
+                ck_assert_int_ge(asprintf(&rel, "plans/%s", f), 0);
+                put_file(rel, strstr(f, "plan.json") ? "{\"Data\": \"\"}" : "0");
+        }
+        j = open_with(NULL);
+        assert_entries(j, restart_cases[_i].entries);
+        dir = plans_dir();
+        ck_assert_str_eq(dir, restart_cases[_i].dir);
+        rep = journal_open_report(j);
+        ck_assert_uint_eq(rep->n_temp_removed, restart_cases[_i].n_temp);
+        ck_assert_uint_eq(rep->n_empty_removed, restart_cases[_i].n_empty);
+        ck_assert_uint_eq(rep->n_interrupted, restart_cases[_i].n_interrupted);
+        ck_assert(!rep->stamp_damaged);
+}
+END_TEST
+
+/* The daemon's loop over a journal left by a crash, in the order that
+ * docs/journal.md gives. */
+START_TEST(test_flow)
+{
+        _cleanup_(journal_freep) Journal *j = NULL;
+        _cleanup_free_ char *text = NULL;
+        JournalEntry e;
+        size_t len;
+
+        put_file("plans/", "");
+        put_file("plans/300/plan.json", "{\"Data\": \"\"}");
+        put_file("plans/200/plan.json", "{\"Data\": \"\"}");
+        put_file("plans/200/running", "");
+        put_file("plans/250/result.json", "R250");
+        put_file("plans/260/result.json", "R260");
+        put_file("plans/100/plan.json", "{\"Data\": \"\"}");
+        put_file("plans/99/plan.json", "{\"Data\": \"\"}");
+        j = open_with(NULL);
+        /* String order, as the reference sorts: "99" after "300". */
+        assert_entries(j, "100:pending 200:interrupted 250:result 260:result 300:pending "
+                          "99:pending");
+
+        /* Unsent results first, lowest name first. */
+        ck_assert_int_eq(journal_next(j, &e), 1);
+        ck_assert_str_eq(e.ts, "250");
+        ck_assert_int_eq(journal_load_result(j, "250", &text, &len), 0);
+        ck_assert_str_eq(text, "R250");
+        ck_assert_uint_eq(len, 4);
+        ck_assert_int_eq(journal_remove(j, "250", true), 0);
+        ck_assert_int_eq(journal_next(j, &e), 1);
+        ck_assert_str_eq(e.ts, "260");
+        ck_assert_int_eq(journal_remove(j, "260", true), 0);
+
+        /* Then plans: 100 starts running and is skipped while it runs. */
+        ck_assert_int_eq(journal_next(j, &e), 1);
+        ck_assert_str_eq(e.ts, "100");
+        ck_assert_int_eq(e.state, JOURNAL_PENDING);
+        ck_assert_int_eq(journal_begin(j, "100", NULL), 0);
+        assert_entries(j, "100:running 200:interrupted 300:pending 99:pending");
+        ck_assert_int_eq(journal_next(j, &e), 1);
+        ck_assert_str_eq(e.ts, "200");
+        ck_assert_int_eq(e.state, JOURNAL_INTERRUPTED);
+
+        /* The interrupted plan's error result goes the confirmed way. */
+        ck_assert_int_eq(journal_put_result(j, "200", "R200", 4), 0);
+        ck_assert_int_eq(journal_next(j, &e), 1);
+        ck_assert_str_eq(e.ts, "200");
+        ck_assert_int_eq(e.state, JOURNAL_RESULT);
+        ck_assert_int_eq(journal_remove(j, "200", true), 0);
+        ck_assert_int_eq(journal_next(j, &e), 1);
+        ck_assert_str_eq(e.ts, "300");
+
+        /* A restart finds 100 interrupted: it never runs twice. */
+        j = journal_free(j);
+        j = open_with(NULL);
+        assert_entries(j, "100:interrupted 300:pending 99:pending");
+        ck_assert_uint_eq(journal_open_report(j)->n_interrupted, 1);
+}
+END_TEST
+
+START_TEST(test_lock_and_modes)
+{
+        _cleanup_(journal_freep) Journal *j = NULL;
+        _cleanup_free_ char *pp = pathf("plans"), *deep = NULL;
+        Journal *k = (Journal *)1;
+        struct stat st;
+
+        ck_assert_int_eq(mkdir(pp, 0755), 0);
+        j = open_with(NULL);
+        ck_assert_int_eq(stat(pp, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0700);
+        ck_assert_int_eq(journal_open(storage, NULL, &k), -EBUSY);
+        ck_assert_ptr_eq(k, (Journal *)1);
+        j = journal_free(j);
+        ck_assert_ptr_null(j);
+        j = open_with(NULL);
+        ck_assert_ptr_null(journal_free(NULL));
+
+        /* Missing parents are made. */
+        deep = pathf("a/b/c");
+        ck_assert_int_eq(journal_open(deep, NULL, &k), 0);
+        journal_free(k);
+        ck_assert(exists("a/b/c/plans/done"));
+        ck_assert_int_eq(journal_open("", NULL, &k), -EINVAL);
+}
+END_TEST
+
+/* --- stamps ------------------------------------------------------------- */
+
+static void assert_stamp_file(const char *want)
+{
+        _cleanup_free_ char *pp = pathf("plans/stamp"), *text = NULL;
+
+        if (!want) {
+                ck_assert_int_ne(access(pp, F_OK), 0);
+                return;
+        }
+        text = slurp(pp, NULL);
+        ck_assert_str_eq(text, want);
+}
+
+static bool running(const char *ts)
+{
+        _cleanup_free_ char *rel = NULL;
+
+        ck_assert_int_ge(asprintf(&rel, "plans/%s/running", ts), 0);
+        return exists(rel);
+}
+
+START_TEST(test_stamp)
+{
+        _cleanup_(journal_freep) Journal *j = open_with(NULL);
+        char a[JOURNAL_TS_MAX], b[JOURNAL_TS_MAX], c[JOURNAL_TS_MAX];
+        json_t *v;
+
+        ck_assert_int_eq(journal_last_stamp(j), 0);
+        put_simple(j, a);
+        put_simple(j, b);
+        put_simple(j, c);
+
+        /* 0 is never newer than the initial 0; nothing is written. */
+        v = json_integer(0);
+        ck_assert_int_eq(journal_begin(j, a, v), JOURNAL_STAMP_OLD);
+        json_decref(v);
+        ck_assert(!running(a));
+        /* No stamp, or a negative one: nothing to check or save. */
+        ck_assert_int_eq(journal_begin(j, a, NULL), 0);
+        ck_assert(running(a));
+        v = json_integer(-5);
+        ck_assert_int_eq(journal_begin(j, b, v), 0);
+        json_decref(v);
+        assert_stamp_file(NULL);
+
+        /* A stamp of the engine's size (about 1.8e13) is saved as text. */
+        v = json_integer(17153280001234);
+        ck_assert_int_eq(journal_begin(j, c, v), 0);
+        assert_stamp_file("17153280001234");
+        ck_assert_int_eq(journal_last_stamp(j), 17153280001234);
+        ck_assert(running(c));
+        /* The same again, or older: a duplicate. */
+        put_simple(j, c);
+        ck_assert_int_eq(journal_begin(j, c, v), JOURNAL_STAMP_OLD);
+        json_decref(v);
+        v = json_integer(17153280001233);
+        ck_assert_int_eq(journal_begin(j, c, v), JOURNAL_STAMP_OLD);
+        json_decref(v);
+        ck_assert(!running(c));
+        /* A whole number written as a float counts. */
+        v = json_real(17153280001235.0);
+        ck_assert_int_eq(journal_begin(j, c, v), 0);
+        json_decref(v);
+        assert_stamp_file("17153280001235");
+
+        /* Stamps that are not integers. */
+        put_simple(j, c);
+        v = json_real(5.5);
+        ck_assert_int_eq(journal_begin(j, c, v), JOURNAL_STAMP_INVALID);
+        json_decref(v);
+        v = json_real(1e300);
+        ck_assert_int_eq(journal_begin(j, c, v), JOURNAL_STAMP_INVALID);
+        json_decref(v);
+        v = json_string("17153280009999");
+        ck_assert_int_eq(journal_begin(j, c, v), JOURNAL_STAMP_INVALID);
+        json_decref(v);
+        ck_assert_int_eq(journal_begin(j, c, json_null()), JOURNAL_STAMP_INVALID);
+        ck_assert_int_eq(journal_begin(j, c, json_true()), JOURNAL_STAMP_INVALID);
+        ck_assert(!running(c));
+        v = json_real(-2.5);
+        ck_assert_int_eq(journal_begin(j, c, v), 0);
+        json_decref(v);
+        assert_stamp_file("17153280001235");
+
+        j = journal_free(j);
+        j = open_with(NULL);
+        ck_assert_int_eq(journal_last_stamp(j), 17153280001235);
+        ck_assert_int_eq(journal_open_report(j)->last_stamp, 17153280001235);
+}
+END_TEST
+
+static const struct {
+        const char *text;
+        int64_t value;
+        bool damaged;
+} stamp_file_cases[] = {
+        {"12345", 12345, false},
+        {" 12_345\n", 12345, false},
+        {"+7", 7, false},
+        {"9223372036854775807", INT64_MAX, false},
+        {"", 0, true},
+        {"abc", 0, true},
+        {"1.5", 0, true},
+        {"True", 0, true},
+        {"-3", 0, true},
+        {"9223372036854775808", 0, true},
+        {"1__2", 0, true},
+        {"_1", 0, true},
+        {"1_", 0, true},
+        {"0000000000000000000000000000000000000000000000000000000000000000000001", 0, true},
+};
+
+START_TEST(test_stamp_file)
+{
+        _cleanup_(journal_freep) Journal *j = NULL;
+        char ts[JOURNAL_TS_MAX];
+        json_t *v;
+
+        put_file("plans/stamp", stamp_file_cases[_i].text);
+        j = open_with(NULL);
+        ck_assert_int_eq(journal_last_stamp(j), stamp_file_cases[_i].value);
+        ck_assert(journal_open_report(j)->stamp_damaged == stamp_file_cases[_i].damaged);
+        if (stamp_file_cases[_i].value == INT64_MAX)
+                return;
+        /* The next stamp replaces whatever was there. */
+        put_simple(j, ts);
+        v = json_integer(stamp_file_cases[_i].value + 1);
+        ck_assert_int_eq(journal_begin(j, ts, v), 0);
+        json_decref(v);
+        ck_assert_int_eq(journal_last_stamp(j), stamp_file_cases[_i].value + 1);
+}
+END_TEST
+
+/* --- done records ------------------------------------------------------- */
+
+#define RESULT_ABC                                                                                 \
+        "{\"FormatVersion\": \"2.0.0\", \"ID\": \"00112233445566778899aabbccddeeff\", "            \
+        "\"SourceID\": \"abc\", \"Action\": \"Execution:Result\", \"ErrorCode\": 0, \"Body\": "    \
+        "null, \"Time\": \"2024-05-10 12:34:56.123456\", \"ReplyTo\": null}"
+#define HASH_ABC "6cc43f858fbb763301637b5af970e2a46b46f461f27e5a0f41e009c59b827b25"
+#define HASH_1   "6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b"
+
+/* One plan through to a confirmed result with source_id's result text. */
+static void finish(Journal *j, const char *result_text, bool record)
+{
+        char ts[JOURNAL_TS_MAX];
+
+        put_simple(j, ts);
+        ck_assert_int_eq(journal_begin(j, ts, NULL), 0);
+        ck_assert_int_eq(journal_put_result(j, ts, result_text, strlen(result_text)), 0);
+        ck_assert_int_eq(journal_remove(j, ts, record), 0);
+}
+
+static int lookup(Journal *j, json_t *id, char **ret)
+{
+        int r = journal_done_lookup(j, id, ret);
+
+        json_decref(id);
+        return r;
+}
+
+static unsigned n_done(void)
+{
+        _cleanup_free_ char *pp = pathf("plans/done");
+        struct dirent **names;
+        int n = scandir(pp, &names, NULL, NULL);
+
+        for (int i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+        return (unsigned)n - 2;
+}
+
+START_TEST(test_done)
+{
+        _cleanup_(journal_freep) Journal *j = open_with(NULL);
+        _cleanup_free_ char *text = NULL, *dir = NULL, *first = NULL;
+        char ts[JOURNAL_TS_MAX];
+        char *none = NULL;
+
+        /* A result waiting for its confirm already answers the ID. */
+        put_simple(j, ts);
+        ck_assert_int_eq(journal_put_result(j, ts, RESULT_ABC, strlen(RESULT_ABC)), 0);
+        ck_assert_int_eq(lookup(j, json_string("abc"), &text), 1);
+        ck_assert_str_eq(text, RESULT_ABC);
+        free(text), text = NULL;
+
+        /* Confirmed: the entry moves to done/, keeping only its result. */
+        ck_assert_int_eq(journal_remove(j, ts, true), 0);
+        dir = plans_dir();
+        ck_assert_str_eq(dir, "done");
+        ck_assert(exists("plans/done/" HASH_ABC "/result.json"));
+        ck_assert(!exists("plans/done/" HASH_ABC "/plan.json"));
+        ck_assert_uint_eq(n_done(), 1);
+        /* The reference sees neither a plan nor a result. */
+        first = reference_first("plan.json");
+        ck_assert_ptr_null(first);
+        first = reference_first("result.json");
+        ck_assert_ptr_null(first);
+
+        ck_assert_int_eq(lookup(j, json_string("abc"), &text), 1);
+        ck_assert_str_eq(text, RESULT_ABC);
+        free(text), text = NULL;
+        ck_assert_int_eq(lookup(j, json_string("abd"), &none), 0);
+        ck_assert_int_eq(lookup(j, json_string(""), &none), 0);
+        ck_assert_int_eq(lookup(j, json_null(), &none), 0);
+        ck_assert_int_eq(journal_done_lookup(j, NULL, &none), 0);
+        ck_assert_ptr_null(none);
+
+        /* A redelivery is answered from the record, which it replaces. */
+        finish(j, RESULT_ABC, true);
+        ck_assert_uint_eq(n_done(), 1);
+
+        /* Integer IDs are keys of their own: 1 is not "1". */
+        finish(j, "{\"SourceID\": 1, \"Body\": 1}", true);
+        ck_assert(exists("plans/done/" HASH_1 "/result.json"));
+        ck_assert_int_eq(lookup(j, json_integer(1), &text), 1);
+        ck_assert_str_eq(text, "{\"SourceID\": 1, \"Body\": 1}");
+        ck_assert_int_eq(lookup(j, json_string("1"), &none), 0);
+
+        /* Results that no ID can find are not kept. */
+        finish(j, "{\"SourceID\": \"\"}", true);
+        finish(j, "{\"SourceID\": null}", true);
+        finish(j, "{\"SourceID\": 1.5}", true);
+        finish(j, "not json", true);
+        finish(j, "{\"SourceID\": \"dropped\"}", false);
+        ck_assert_uint_eq(n_done(), 2);
+        free(dir), dir = plans_dir();
+        ck_assert_str_eq(dir, "done");
+
+        /* Records survive a restart. */
+        j = journal_free(j);
+        j = open_with(NULL);
+        ck_assert_int_eq(lookup(j, json_string("abc"), &none), 1);
+        free(none), none = NULL;
+
+        /* A record answers only the ID its result names. */
+        put_file("plans/done/" HASH_ABC "/result.json", "{\"SourceID\": \"zzz\"}");
+        ck_assert_int_eq(lookup(j, json_string("abc"), &none), 0);
+        ck_assert_ptr_null(none);
+}
+END_TEST
+
+static Journal *open_done(unsigned count, int64_t age)
+{
+        JournalOptions o = JOURNAL_OPTIONS_DEFAULT;
+
+        o.ops = &test_ops;
+        o.done_max_count = count;
+        o.done_max_age = age;
+        return open_with(&o);
+}
+
+static void finish_id(Journal *j, const char *id)
+{
+        _cleanup_free_ char *text = NULL;
+
+        ck_assert_int_ge(asprintf(&text, "{\"SourceID\": \"%s\"}", id), 0);
+        finish(j, text, true);
+}
+
+START_TEST(test_done_limits)
+{
+        _cleanup_(journal_freep) Journal *j = open_done(3, 3600);
+        char *text = NULL;
+
+        /* The newest 3 are kept, in the order they were recorded, even
+         * within one second. */
+        for (int i = 0; i < 5; i++) {
+                char id[8];
+                snprintf(id, sizeof(id), "p%d", i);
+                finish_id(j, id);
+        }
+        ck_assert_uint_eq(n_done(), 3);
+        ck_assert_int_eq(lookup(j, json_string("p0"), &text), 0);
+        ck_assert_int_eq(lookup(j, json_string("p1"), &text), 0);
+        for (int i = 2; i < 5; i++) {
+                char id[8];
+                snprintf(id, sizeof(id), "p%d", i);
+                ck_assert_int_eq(lookup(j, json_string(id), &text), 1);
+                free(text), text = NULL;
+        }
+
+        /* An hour later they are forgotten, at lookup ... */
+        fx.offset = 3601;
+        ck_assert_int_eq(lookup(j, json_string("p4"), &text), 0);
+        ck_assert_uint_eq(n_done(), 0);
+
+        /* ... and at open. */
+        fx.offset = 0;
+        finish_id(j, "q");
+        j = journal_free(j);
+        fx.offset = 3601;
+        j = open_done(3, 3600);
+        ck_assert_uint_eq(journal_open_report(j)->n_done_expired, 1);
+        ck_assert_uint_eq(n_done(), 0);
+
+        /* With a count of 0 nothing is recorded. */
+        j = journal_free(j);
+        j = open_done(0, 3600);
+        finish_id(j, "r");
+        ck_assert_uint_eq(n_done(), 0);
+        ck_assert_int_eq(lookup(j, json_string("r"), &text), 0);
+}
+END_TEST
+
+static Suite *journal_suite(void)
+{
+        Suite *s = suite_create("journal");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 60);
+        tcase_add_loop_test(tc, test_layout, 0, (int)ELEMENTSOF(layout_cases));
+        tcase_add_test(tc, test_reference_files);
+        tcase_add_loop_test(tc, test_load, 0, (int)ELEMENTSOF(load_cases));
+        tcase_add_test(tc, test_bad_names);
+        tcase_add_test(tc, test_not_utf8);
+        tcase_add_test(tc, test_unique_names);
+        tcase_add_test(tc, test_name_taken);
+        tcase_add_loop_test(tc, test_restart, 0, (int)ELEMENTSOF(restart_cases));
+        tcase_add_test(tc, test_flow);
+        tcase_add_test(tc, test_lock_and_modes);
+        tcase_add_test(tc, test_stamp);
+        tcase_add_loop_test(tc, test_stamp_file, 0, (int)ELEMENTSOF(stamp_file_cases));
+        tcase_add_test(tc, test_done);
+        tcase_add_test(tc, test_done_limits);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void)
+{
+        SRunner *sr = srunner_create(journal_suite());
+        int failed;
+
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

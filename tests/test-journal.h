@@ -1,0 +1,296 @@
+/* Helpers shared by test-journal.c and test-journal-faults.c: a fresh
+ * storage directory per test, and a JournalOps table that can log every
+ * file operation, fail the Nth one, or exit the process before it. */
+#pragma once
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "journal/journal.h"
+#include "util/fileio.h"
+#include "util/macro.h"
+#include "util/strbuf.h"
+
+/* --- fixtures: a fresh storage dir, and file operations to tamper with --- */
+
+static char storage[64];
+
+static struct {
+        int calls;        /* file operations so far */
+        int fail_at;      /* fail this call (1-based); 0 = none */
+        int fail_errno;   /* with this errno; 0 = EIO (ENOSPC for write) */
+        int crash_at;     /* _exit() before this call; 0 = never */
+        int failed_errno; /* the errno of the call that failed */
+        bool no_fsync;    /* skip the real fsync, for long loops */
+        bool log;         /* append every call to trace */
+        StrBuf trace;
+        bool frozen; /* the clock stands at frozen */
+        struct timespec frozen_at;
+        time_t offset; /* seconds added to the real clock */
+} fx;
+
+static Journal *crash_journal _unused_; /* reachable at a crash, for valgrind */
+
+/* The path of fd or dirfd/path, relative to the storage dir. */
+static inline void fd_path(int fd, const char *path, char out[PATH_MAX])
+{
+        char link[64], target[PATH_MAX];
+        ssize_t n;
+        size_t skip = strlen(storage) + 1;
+
+        if (fd == AT_FDCWD) {
+                snprintf(out, PATH_MAX, "%s", path ? path : "");
+                return;
+        }
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        n = readlink(link, target, sizeof(target) - 1);
+        ck_assert_int_gt(n, 0);
+        target[n] = '\0';
+        snprintf(out, PATH_MAX, "%s%s%s", strlen(target) > skip ? target + skip : "",
+                 path ? "/" : "", path ? path : "");
+}
+
+static inline bool step(const char *op, int fd, const char *path, const char *path2, int dflt)
+{
+        char a[PATH_MAX], b[PATH_MAX];
+
+        fx.calls++;
+        if (fx.crash_at && fx.calls == fx.crash_at)
+                _exit(0);
+        if (fx.log && op && fd == -1) {
+                strbuf_printf(&fx.trace, "%s\n", op);
+        } else if (fx.log && op) {
+                fd_path(fd, path, a);
+                strbuf_printf(&fx.trace, "%s %s", op, a);
+                if (path2) {
+                        fd_path(fd, path2, b);
+                        strbuf_printf(&fx.trace, " %s", b);
+                }
+                strbuf_putc(&fx.trace, '\n');
+        }
+        if (fx.fail_at && fx.calls == fx.fail_at) {
+                errno = fx.fail_errno ? fx.fail_errno : dflt;
+                fx.failed_errno = errno;
+                return true;
+        }
+        return false;
+}
+
+static inline int t_mkdirat(int dirfd, const char *path, mode_t mode)
+{
+        return step("mkdirat", dirfd, path, NULL, EIO) ? -1 : mkdirat(dirfd, path, mode);
+}
+
+static inline int t_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+        return step("openat", dirfd, path, NULL, EIO) ? -1 : openat(dirfd, path, flags, mode);
+}
+
+static inline ssize_t t_write(int fd, const void *buf, size_t n)
+{
+        return step("write", fd, NULL, NULL, ENOSPC) ? -1 : write(fd, buf, n);
+}
+
+static inline int t_fsync(int fd)
+{
+        if (step("fsync", fd, NULL, NULL, EIO))
+                return -1;
+        return fx.no_fsync ? 0 : fsync(fd);
+}
+
+static inline int t_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
+{
+        char a[PATH_MAX], b[PATH_MAX];
+
+        /* Log both ends, which may be in different directories. */
+        if (fx.log) {
+                fd_path(olddirfd, oldpath, a);
+                fd_path(newdirfd, newpath, b);
+                strbuf_printf(&fx.trace, "renameat %s %s\n", a, b);
+        }
+        if (step(NULL, -1, NULL, NULL, EIO))
+                return -1;
+        return renameat(olddirfd, oldpath, newdirfd, newpath);
+}
+
+static inline int t_unlinkat(int dirfd, const char *path, int flags)
+{
+        return step("unlinkat", dirfd, path, NULL, EIO) ? -1 : unlinkat(dirfd, path, flags);
+}
+
+static inline int t_clock(clockid_t clock, struct timespec *ts)
+{
+        if (step("clock", -1, NULL, NULL, EINVAL))
+                return -1;
+        if (fx.frozen) {
+                *ts = fx.frozen_at;
+                return 0;
+        }
+        clock_gettime(clock, ts);
+        ts->tv_sec += fx.offset;
+        return 0;
+}
+
+static const JournalOps test_ops _unused_ = {
+        .mkdirat = t_mkdirat,
+        .openat = t_openat,
+        .write = t_write,
+        .fsync = t_fsync,
+        .renameat = t_renameat,
+        .unlinkat = t_unlinkat,
+        .clock_gettime = t_clock,
+};
+
+static inline void setup(void)
+{
+        strcpy(storage, "/tmp/test-journal-XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(storage));
+        strbuf_free(&fx.trace);
+        memset(&fx, 0, sizeof(fx));
+}
+
+static inline int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        return remove(path);
+}
+
+static inline void teardown(void)
+{
+        nftw(storage, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        strbuf_free(&fx.trace);
+}
+
+static inline Journal *open_with(const JournalOptions *o)
+{
+        Journal *j = NULL;
+
+        ck_assert_int_eq(journal_open(storage, o, &j), 0);
+        return j;
+}
+
+/* A journal on the test's file operations. */
+static inline Journal *open_test(void)
+{
+        JournalOptions o = JOURNAL_OPTIONS_DEFAULT;
+
+        o.ops = &test_ops;
+        return open_with(&o);
+}
+
+static inline char *pathf(const char *fmt, ...) _printf_(1, 2);
+static inline char *pathf(const char *fmt, ...)
+{
+        char *rel, *s;
+        va_list ap;
+
+        va_start(ap, fmt);
+        ck_assert_int_ge(vasprintf(&rel, fmt, ap), 0);
+        va_end(ap);
+        ck_assert_int_ge(asprintf(&s, "%s/%s", storage, rel), 0);
+        free(rel);
+        return s;
+}
+
+static inline char *slurp(const char *path, size_t *ret_len)
+{
+        char *data = NULL;
+
+        ck_assert_int_eq(file_read_all(path, 1 << 24, &data, ret_len), 0);
+        return data;
+}
+
+static inline bool exists(const char *rel)
+{
+        _cleanup_free_ char *p = pathf("%s", rel);
+
+        return access(p, F_OK) == 0;
+}
+
+/* Write storage/rel (making its directory) with text; a rel ending in
+ * '/' is a directory to make. */
+static inline void put_file(const char *rel, const char *text)
+{
+        _cleanup_free_ char *p = pathf("%s", rel);
+        char *slash = strrchr(p, '/');
+        FILE *f;
+
+        *slash = '\0';
+        mkdir(p, 0700);
+        if (!slash[1])
+                return;
+        *slash = '/';
+        f = fopen(p, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(text, f);
+        fclose(f);
+}
+
+/* The names in storage/plans, sorted and joined by spaces. */
+static inline char *plans_dir(void)
+{
+        _cleanup_free_ char *p = pathf("plans");
+        struct dirent **names;
+        StrBuf b = STRBUF_INIT;
+        int n = scandir(p, &names, NULL, alphasort);
+        char *s;
+
+        ck_assert_int_ge(n, 0);
+        for (int i = 0; i < n; i++) {
+                if (!streq(names[i]->d_name, ".") && !streq(names[i]->d_name, ".."))
+                        strbuf_printf(&b, "%s%s", b.len ? " " : "", names[i]->d_name);
+                free(names[i]);
+        }
+        free(names);
+        ck_assert_int_eq(strbuf_steal(&b, &s), 0);
+        return s;
+}
+
+/* What the reference's _get_first_timestamp(filename) picks: the lowest
+ * name in plans/ (string order) whose <name>/<filename> exists. */
+static inline char *reference_first(const char *filename)
+{
+        _cleanup_free_ char *p = pathf("plans");
+        struct dirent **names;
+        char *found = NULL;
+        int n = scandir(p, &names, NULL, alphasort);
+
+        for (int i = 0; i < n; i++) {
+                _cleanup_free_ char *f = pathf("plans/%s/%s", names[i]->d_name, filename);
+                if (!found && !streq(names[i]->d_name, ".") && !streq(names[i]->d_name, "..") &&
+                    access(f, F_OK) == 0)
+                        found = strdup(names[i]->d_name);
+                free(names[i]);
+        }
+        free(names);
+        return found;
+}
+
+static inline void assert_entries(Journal *j, const char *want)
+{
+        _cleanup_free_ JournalEntry *v = NULL;
+        static const char *const states[] = {"pending", "running", "interrupted", "result"};
+        _cleanup_strbuf_ StrBuf b = STRBUF_INIT;
+        size_t n = 99;
+
+        ck_assert_int_eq(journal_list(j, &v, &n), 0);
+        for (size_t i = 0; i < n; i++)
+                strbuf_printf(&b, "%s%s:%s", i ? " " : "", v[i].ts, states[v[i].state]);
+        ck_assert_str_eq(b.data ? b.data : "", want);
+}
+
+static inline void put_simple(Journal *j, char ts[JOURNAL_TS_MAX])
+{
+        ck_assert_int_eq(journal_put_plan(j, "{}", 2, NULL, 0, "id", NULL, ts), 0);
+}
