@@ -251,6 +251,12 @@ static int run_download(Files *f, const char *file_id, FilesUrlKind kind, const 
         }
         if (mkdirat(f->cache_fd, file_id, 0777) < 0)
                 return files_fail_os(err, errno, dir);
+        /* The command runs as the sandbox's user and writes here. */
+        if ((r = files_own_dir_at(f, f->cache_fd, file_id)) < 0) {
+                r = files_fail_os(err, -r, dir);
+                (void)files_rm_tree_at(f->cache_fd, file_id);
+                return r;
+        }
         if ((r = command_build(f, &c, kind, url, dir, file_name)) < 0)
                 goto fail;
         if (asprintf(&what, "%s of file %s", c.what_kind, file_id) < 0) {

@@ -25,8 +25,19 @@ struct Files {
         uint64_t max_download_size;
         unsigned connect_timeout;
         char *fetch_program;
-        json_t *done; /* the file IDs already materialised, as keys */
+        json_t *done;   /* the file IDs already materialised, as keys */
+        bool set_owner; /* give what we make to owner_uid:owner_gid (FilesOptions) */
+        uid_t owner_uid;
+        gid_t owner_gid;
 };
+
+/* With f->set_owner, give the file or directory open in fd to the owner;
+ * 0 without. Returns 0 or -errno. */
+int files_own_fd(const Files *f, int fd);
+
+/* The same for the directory name below dfd, never following a symlink.
+ * Returns 0 or -errno. */
+int files_own_dir_at(const Files *f, int dfd, const char *name);
 
 /* --- files-download.c --- */
 

@@ -98,6 +98,67 @@ static int absolute_storage(const char *storage, char **ret)
         return 0;
 }
 
+int files_own_fd(const Files *f, int fd)
+{
+        if (!f->set_owner)
+                return 0;
+        return fchown(fd, f->owner_uid, f->owner_gid) < 0 ? -errno : 0;
+}
+
+int files_own_dir_at(const Files *f, int dfd, const char *name)
+{
+        _cleanup_close_ int fd = -1;
+
+        if (!f->set_owner)
+                return 0;
+        /* Through a descriptor of the directory itself, so that nothing a
+         * script put at that name in the meantime (a symlink, a hard link
+         * to someone else's file) is what changes hands. */
+        fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        return files_own_fd(f, fd);
+}
+
+/* Let the run-as user pass through a directory of ours on the way to its
+ * cache dir: search permission for group and others, never read, so the
+ * names in it (other plans' IDs) cannot be listed. A directory that is not
+ * the agent's own is the administrator's business and stays as it is (if
+ * it blocks the way, the script fails to start with "Permission denied"). */
+static int make_searchable(int fd)
+{
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (st.st_uid != geteuid() || (st.st_mode & 0011) == 0011)
+                return 0;
+        return fchmod(fd, (st.st_mode & 07777) | 0011) < 0 ? -errno : 0;
+}
+
+/* The way down to <storage>/files for the run-as user (see
+ * FilesOptions.set_owner). */
+static int open_the_way(const Files *f)
+{
+        _cleanup_free_ char *storage = strdup(f->files_dir);
+        _cleanup_close_ int fd = -1;
+        char *slash;
+        int r;
+
+        if (!storage)
+                return -ENOMEM;
+        if ((r = make_searchable(f->files_fd)) < 0)
+                return r;
+        slash = strrchr(storage, '/');
+        if (!slash || slash == storage)
+                return 0;
+        *slash = 0;
+        fd = open(storage, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        return make_searchable(fd);
+}
+
 int files_new(const char *storage, const char *plan_id, const json_t *plan,
               const ProcRunner *runner, const FilesOptions *opt, Files **ret)
 {
@@ -123,6 +184,9 @@ int files_new(const char *storage, const char *plan_id, const json_t *plan,
         }
         f->max_download_size = o.max_download_size;
         f->connect_timeout = o.connect_timeout;
+        f->set_owner = o.set_owner;
+        f->owner_uid = o.owner_uid;
+        f->owner_gid = o.owner_gid;
         f->done = json_object();
         if (!f->done)
                 return -ENOMEM;
@@ -154,11 +218,13 @@ int files_new(const char *storage, const char *plan_id, const json_t *plan,
         f->cache = path_join(f->files_dir, f->name);
         if (!f->cache)
                 return -ENOMEM;
-        if ((r = mkdir_parents(f->files_dir, 0700)) < 0)
+        if ((r = mkdir_parents(f->files_dir, f->set_owner ? 0711 : 0700)) < 0)
                 return r;
         f->files_fd = open(f->files_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (f->files_fd < 0)
                 return -errno;
+        if (f->set_owner && (r = open_the_way(f)) < 0)
+                return r;
 
         /* The reference: if os.path.exists(cache): rmtree; then
          * os.makedirs(cache, 0o700). */
@@ -168,6 +234,8 @@ int files_new(const char *storage, const char *plan_id, const json_t *plan,
         f->cache_fd = openat(f->files_fd, f->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (f->cache_fd < 0)
                 return -errno;
+        if ((r = files_own_fd(f, f->cache_fd)) < 0)
+                return r;
 
         *ret = TAKE_PTR(f);
         return 0;
@@ -338,6 +406,8 @@ static int put_inline(Files *f, const char *file_id, const json_t *file_def, Pla
                 return files_fail_os(err, EEXIST, path);
         if (ftruncate(fd, 0) < 0)
                 return files_fail_os(err, errno, path);
+        if ((r = files_own_fd(f, fd)) < 0)
+                return files_fail_os(err, -r, path);
         if ((r = write_all(fd, data, len)) < 0)
                 return files_fail_os(err, -r, path);
         r = close(fd);
@@ -357,14 +427,19 @@ typedef struct ScriptDir {
 static int script_dir_open(Files *f, ScriptDir *d, PlanError *err)
 {
         struct stat st;
+        int r;
 
         if (d->fd >= 0)
                 return 0;
         if (mkdirat(f->cache_fd, d->script, 0777) < 0 && errno != EEXIST)
                 return files_fail_os(err, errno, d->path);
         d->fd = openat(f->cache_fd, d->script, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (d->fd >= 0)
+        if (d->fd >= 0) {
+                /* The script's working directory: its own, to write in. */
+                if ((r = files_own_fd(f, d->fd)) < 0)
+                        return files_fail_os(err, -r, d->path);
                 return 0;
+        }
         /* A file of the same name (a file ID equal to the script name), or
          * a symlink: os.mkdir() says "File exists" for both. */
         if (errno == ENOTDIR || errno == ELOOP ||
@@ -372,6 +447,46 @@ static int script_dir_open(Files *f, ScriptDir *d, PlanError *err)
              !S_ISDIR(st.st_mode)))
                 return files_fail_os(err, EEXIST, d->path);
         return files_fail_os(err, errno, d->path);
+}
+
+/* With an owner, the folders of a Name ("lib/" of "lib/common.sh") that
+ * files_place_link() made or found are the owner's too, like the script's
+ * folder. They are walked again from the script's folder, one component at
+ * a time and never through a symlink (files_place_link() refused those). */
+static int own_name_dirs(Files *f, ScriptDir *d, const char *name, PlanError *err)
+{
+        _cleanup_free_ char *copy = NULL;
+        _cleanup_close_ int cur = -1;
+        char *p, *slash;
+
+        if (!f->set_owner || !strchr(name, '/'))
+                return 0;
+        copy = strdup(name);
+        if (!copy)
+                return -ENOMEM;
+        /* The increment puts each '/' back, so that on an error copy ends
+         * at the component that failed. */
+        for (p = copy; (slash = strchr(p, '/')); *slash = '/', p = slash + 1) {
+                int fd, r;
+
+                *slash = 0;
+                if (streq(p, "") || streq(p, "."))
+                        continue;
+                fd = openat(cur >= 0 ? cur : d->fd, p,
+                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                r = fd < 0 ? -errno : files_own_fd(f, fd);
+                if (cur >= 0)
+                        close(cur);
+                cur = fd;
+                if (r < 0) {
+                        _cleanup_free_ char *path = NULL;
+
+                        if (asprintf(&path, "%s/%s", d->path, copy) < 0)
+                                return -ENOMEM;
+                        return files_fail_os(err, -r, path);
+                }
+        }
+        return 0;
 }
 
 /* The reference's put_file() for one file ID. *ret_path (if not NULL) gets
@@ -416,6 +531,8 @@ static int put_file(Files *f, ScriptDir *d, const char *file_id, char **ret_path
                 return r;
         r = files_place_link(d->fd, d->path, json_string_value(name), target, file_id, err);
         if (r != 0)
+                return r;
+        if ((r = own_name_dirs(f, d, json_string_value(name), err)) != 0)
                 return r;
         if (ret_path) {
                 *ret_path = path_join(d->path, json_string_value(name));

@@ -36,7 +36,9 @@
 #pragma once
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "plan/plan.h"
 #include "proc/proc.h"
@@ -56,6 +58,16 @@ typedef struct FilesOptions {
          * NULL: this process's own binary, /proc/self/exe resolved when
          * the object is made. */
         const char *fetch_program;
+        /* Scripts that run as another user than the agent (the sandbox's
+         * run-as user) must reach their files: with set_owner, the cache dir
+         * and everything this module makes in it (script folders, the
+         * folders of a Name, inline files, download folders) are given to
+         * owner_uid:owner_gid, and <storage> and <storage>/files are made
+         * searchable (not readable) by others. Symlinks keep the agent's
+         * ownership, which grants nothing. */
+        bool set_owner;
+        uid_t owner_uid;
+        gid_t owner_gid;
 } FilesOptions;
 
 #define FILES_OPTIONS_DEFAULT                                                                      \
@@ -66,9 +78,10 @@ typedef struct FilesOptions {
 typedef struct Files Files;
 
 /* Make the cache dir <storage>/files/<plan_id> for a plan: missing parents
- * are created with mode 0700, an existing cache dir of that name is removed
- * first (as the reference does: a re-run of a plan starts clean), and the
- * cache dir is created with mode 0700. A relative storage is taken from the
+ * are created with mode 0700 (0711 with opt->set_owner), an existing cache
+ * dir of that name is removed first (as the reference does: a re-run of a
+ * plan starts clean), and the cache dir is created with mode 0700 (and
+ * given to the owner with opt->set_owner). A relative storage is taken from the
  * current directory, so the symlinks always hold absolute paths. A plan_id
  * that is NULL or is not one safe file name ("", ".", "..", one with a '/',
  * longer than 255 bytes) is replaced by a fresh random hex name, so that an

@@ -56,7 +56,8 @@ typedef struct RunnerJob {
         /* loop thread only */
         Child *child;
         CgroupRun *cg_run;
-        int status_fd; /* read end of the sandbox helper's status pipe, -1 if none */
+        bool cg_events_logged; /* log_run_events() has spoken for this run */
+        int status_fd;         /* read end of the sandbox helper's status pipe, -1 if none */
 } RunnerJob;
 
 struct Runner {
@@ -66,6 +67,9 @@ struct Runner {
         char *helper;      /* owned: muranoagent-sandbox, NULL when the sandbox is off */
         char *home;        /* owned: HOME for scripts */
         char *self_exe;    /* owned: this program, for "fetch-url" downloads */
+        bool set_owner;    /* scripts run as someone else: the owner of their files */
+        uid_t owner_uid;   /* [sandbox] user, looked up */
+        gid_t owner_gid;   /* [sandbox] group, looked up */
         Cgroup *cgroup;    /* owned, NULL when cgroups are off */
         uv_async_t wake;   /* the plan thread wakes the loop with it */
         uv_timer_t plan_timer;

@@ -252,6 +252,9 @@ static json_t *plan_run(PlanRun *p)
         if (res)
                 return res;
         fo.fetch_program = job->runner->self_exe;
+        fo.set_owner = job->runner->set_owner;
+        fo.owner_uid = job->runner->owner_uid;
+        fo.owner_gid = job->runner->owner_gid;
         rc = files_new(job->runner->storage, job->id, job->plan, &p->procs, &fo, &p->files);
         if (rc < 0) {
                 char msg[512];

@@ -36,14 +36,35 @@ static void set_failure(ProcResult *res, int kind, const char *fmt, ...)
         res->failure_kind = kind;
 }
 
+/* Say what the cgroup's limits did to the run, once: before the cgroup is
+ * removed, which happens either at the tree kill or after the exit. */
+static void log_run_events(RunnerJob *job)
+{
+        const struct ConfigSandbox *sb = &job->runner->cfg->sandbox;
+        CgroupEvents ev = {0};
+
+        if (!job->cg_run || job->cg_events_logged || cgroup_run_events(job->cg_run, &ev) != 0)
+                return;
+        job->cg_events_logged = true;
+        if (ev.oom_kills > 0)
+                log_warning(job->id, "%s: %llu process(es) killed at memory_max=%llu",
+                            job->req->what, (unsigned long long)ev.oom_kills,
+                            (unsigned long long)sb->memory_max);
+        if (ev.pids_max > 0)
+                log_warning(job->id, "%s: %llu fork(s) refused at pids_max=%u", job->req->what,
+                            (unsigned long long)ev.pids_max, sb->pids_max);
+}
+
 /* The cgroup kills whatever left the process group (a daemonised
  * grandchild). It has no SIGTERM of its own, so it joins in at SIGKILL. */
 static void runner_kill_tree(void *userdata, int sig)
 {
         RunnerJob *job = userdata;
 
-        if (sig == SIGKILL && job->cg_run)
+        if (sig == SIGKILL && job->cg_run) {
+                log_run_events(job);
                 cgroup_run_kill_and_remove(job->cg_run, CGROUP_REMOVE_MS);
+        }
 }
 
 /* The helper's status line, if it wrote one: the sandbox could not be
@@ -70,17 +91,7 @@ static void release_run(RunnerJob *job)
                 job->status_fd = -1;
         }
         if (job->cg_run) {
-                CgroupEvents ev = {0};
-                Runner *r = job->runner;
-
-                if (cgroup_run_events(job->cg_run, &ev) == 0 && ev.oom_kills > 0)
-                        log_warning(job->id, "%s: %llu process(es) killed at memory_max=%llu",
-                                    job->req->what, (unsigned long long)ev.oom_kills,
-                                    (unsigned long long)r->cfg->sandbox.memory_max);
-                if (cgroup_run_events(job->cg_run, &ev) == 0 && ev.pids_max > 0)
-                        log_warning(job->id, "%s: %llu fork(s) refused at pids_max=%u",
-                                    job->req->what, (unsigned long long)ev.pids_max,
-                                    r->cfg->sandbox.pids_max);
+                log_run_events(job);
                 if (cgroup_run_kill_and_remove(job->cg_run, CGROUP_REMOVE_MS) != 0)
                         log_warning(job->id, "%s: its cgroup could not be removed", job->req->what);
                 job->cg_run = cgroup_run_free(job->cg_run);
@@ -157,6 +168,7 @@ static int runner_proc_spawn(RunnerJob *job)
         ChildSpec spec = {0};
         int rc;
 
+        job->cg_events_logged = false;
         if (r->cgroup && cgroup_version(r->cgroup) != CGROUP_VERSION_NONE) {
                 rc = cgroup_run_new(r->cgroup, job->id, &job->cg_run);
                 if (rc < 0) {

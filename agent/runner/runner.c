@@ -3,8 +3,10 @@
 #include "runner/runner.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
 #include <math.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +128,109 @@ static void runner_on_stop_grace(uv_timer_t *t)
         runner_cancel(r, RUNNER_CANCEL_STOP);
 }
 
+/* The buffer size getpwnam_r() and getgrnam_r() need. */
+static size_t nss_buffer_size(int which)
+{
+        long size = sysconf(which);
+        return size > 0 ? (size_t)size : 16384;
+}
+
+/* Whether s is a number, as the helper reads --user and --group. */
+static bool parse_id(const char *s, unsigned *ret)
+{
+        unsigned long n;
+        char *end;
+
+        if (s[0] < '0' || s[0] > '9')
+                return false;
+        errno = 0;
+        n = strtoul(s, &end, 10);
+        if (errno != 0 || *end != '\0' || n >= UINT_MAX)
+                return false;
+        *ret = (unsigned)n;
+        return true;
+}
+
+/* [sandbox] user, by name or number, from the passwd database. Returns 0,
+ * -ENOENT when there is no such user, or a negative errno. */
+static int lookup_uid(const char *user, uid_t *ret)
+{
+        size_t size = nss_buffer_size(_SC_GETPW_R_SIZE_MAX);
+        _cleanup_free_ char *buf = malloc(size);
+        struct passwd pw, *found = NULL;
+        unsigned n;
+        int rc;
+
+        if (!buf)
+                return -ENOMEM;
+        rc = parse_id(user, &n) ? getpwuid_r((uid_t)n, &pw, buf, size, &found)
+                                : getpwnam_r(user, &pw, buf, size, &found);
+        if (rc != 0)
+                return -rc;
+        if (!found)
+                return -ENOENT;
+        *ret = pw.pw_uid;
+        return 0;
+}
+
+/* [sandbox] group: a number as it is (the helper needs no entry for it),
+ * a name from the group database. Returns 0, -ENOENT or a negative errno. */
+static int lookup_gid(const char *group, gid_t *ret)
+{
+        size_t size = nss_buffer_size(_SC_GETGR_R_SIZE_MAX);
+        _cleanup_free_ char *buf = NULL;
+        struct group gr, *found = NULL;
+        unsigned n;
+        int rc;
+
+        if (parse_id(group, &n)) {
+                *ret = (gid_t)n;
+                return 0;
+        }
+        buf = malloc(size);
+        if (!buf)
+                return -ENOMEM;
+        rc = getgrnam_r(group, &gr, buf, size, &found);
+        if (rc != 0)
+                return -rc;
+        if (!found)
+                return -ENOENT;
+        *ret = gr.gr_gid;
+        return 0;
+}
+
+/* Scripts that run as someone else than the agent must reach their files,
+ * which the files module then gives to that user (FilesOptions.set_owner;
+ * docs/sandbox.md, "Running scripts as another user"). A group that does
+ * not exist is an error here rather than at every script's start. */
+static int runner_setup_owner(Runner *r, char **ret_error)
+{
+        const struct ConfigSandbox *sb = &r->cfg->sandbox;
+        const char *what = "user", *value = sb->user;
+        int rc;
+
+        if (!sb->enabled)
+                return 0;
+        rc = lookup_uid(sb->user, &r->owner_uid);
+        if (rc == 0) {
+                what = "group";
+                value = sb->group;
+                rc = lookup_gid(sb->group, &r->owner_gid);
+        }
+        if (rc < 0) {
+                if (asprintf(ret_error, "[sandbox] %s = %s: %s%s", what, value,
+                             rc == -ENOENT ? "no such " : strerror(-rc),
+                             rc == -ENOENT ? what : "") < 0)
+                        *ret_error = NULL;
+                return RUNNER_UNAVAILABLE;
+        }
+        /* root:root adds no --user/--group (sandbox_build()): the script
+         * keeps the agent's identity, whatever it is, and so do its files. */
+        r->set_owner = (r->owner_uid != 0 || r->owner_gid != 0) &&
+                       (r->owner_uid != geteuid() || r->owner_gid != getegid());
+        return 0;
+}
+
 /* Cgroups are set up once, at start: where they go, and whether a feature
  * that was asked for is missing (an error) or merely unavailable under
  * cgroup = auto (a warning). */
@@ -213,6 +318,9 @@ int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner *
                         goto fail;
                 }
         }
+        rc = runner_setup_owner(r, ret_error);
+        if (rc != 0)
+                goto fail;
         rc = runner_setup_cgroup(r, ret_warning, ret_error);
         if (rc != 0)
                 goto fail;
