@@ -523,6 +523,7 @@ static int check_ours(Validator *val)
 {
         const json_t *id = json_object_get(val->plan, "ID");
         const json_t *stamp = json_object_get(val->plan, "Stamp");
+        const json_t *timeout = json_object_get(val->plan, "Timeout");
         const json_t *file;
         const char *key;
         size_t key_len;
@@ -531,6 +532,10 @@ static int check_ours(Validator *val)
                 return fail(val->err, PLAN_CODE_FORMAT, "ID is not a string");
         if (stamp && !json_is_integer(stamp))
                 return fail(val->err, PLAN_CODE_FORMAT, "Stamp is not an integer");
+        /* Ours: the plan's own time limit (docs/plans.md), in seconds. */
+        if (timeout && !(json_is_number(timeout) && json_number_value(timeout) > 0))
+                return fail(val->err, PLAN_CODE_FORMAT,
+                            "Timeout is not a positive number of seconds");
         if (!val->files)
                 return 0;
         json_object_keylen_foreach((json_t *)val->files, key, key_len, file)
