@@ -2,6 +2,7 @@
 #include "cmd-run.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,12 +59,16 @@ static int print_result(const json_t *result)
         return json_integer_value(code) == 0 ? 0 : 1;
 }
 
-static int print_error(const json_t *plan, int code, const char *message)
+/* An error result for a plan that did not run. With_reply_to adds the plan's
+ * ReplyTo (null when absent), as the reference does for every result that
+ * went through its result.json rather than straight out of validation. */
+static int print_error(const json_t *plan, int code, const char *message, bool with_reply_to)
 {
         _cleanup_json_ json_t *doc = NULL;
         const json_t *id = plan ? json_object_get(plan, "ID") : NULL;
 
-        if (result_new_error(&doc, id, code, message, NULL) < 0) {
+        if (result_new_error(&doc, id, code, message, NULL) < 0 ||
+            (with_reply_to && result_set_reply_to(doc, json_object_get(plan, "ReplyTo")) < 0)) {
                 fputs("muranoagent run: out of memory\n", stderr);
                 return 1;
         }
@@ -87,9 +92,9 @@ static int run_plan(const Config *cfg, const json_t *plan, const char *storage)
         if (warning)
                 log_warning(NULL, "%s", warning);
         if (rc == RUNNER_UNAVAILABLE)
-                status = print_error(plan, RESULT_CODE_SANDBOX, error);
+                status = print_error(plan, RESULT_CODE_SANDBOX, error, true);
         else if (rc < 0)
-                status = print_error(plan, PLAN_CODE_EXCEPTION, strerror(-rc));
+                status = print_error(plan, PLAN_CODE_EXCEPTION, strerror(-rc), true);
         if (rc != 0) {
                 uv_loop_close(&loop);
                 return status;
@@ -114,9 +119,9 @@ static int run_plan(const Config *cfg, const json_t *plan, const char *storage)
                 log_error(NULL, "the event loop did not close cleanly");
 
         if (rc < 0)
-                return print_error(plan, PLAN_CODE_EXCEPTION, strerror(-rc));
+                return print_error(plan, PLAN_CODE_EXCEPTION, strerror(-rc), true);
         if (!st.result)
-                return print_error(plan, PLAN_CODE_EXCEPTION, "out of memory");
+                return print_error(plan, PLAN_CODE_EXCEPTION, "out of memory", true);
         status = print_result(st.result);
         json_decref(st.result);
         return status;
@@ -152,12 +157,13 @@ int cmd_run(const Config *cfg, char *const *args, int n)
         if (rc < 0) {
                 char msg[512];
                 snprintf(msg, sizeof(msg), "Cannot read plan file '%s': %s", path, strerror(-rc));
-                return print_error(NULL, PLAN_CODE_EXCEPTION, msg);
+                return print_error(NULL, PLAN_CODE_EXCEPTION, msg, false);
         }
         if (rc == 0)
                 rc = plan_validate(plan, &err);
         if (rc != 0) {
-                int status = print_error(plan, err.code, err.message);
+                int status = print_error(plan, err.code, err.message,
+                                         rc == PLAN_INVALID && err.at_run_time);
                 plan_error_clear(&err);
                 return status;
         }

@@ -578,7 +578,11 @@ int plan_validate(const json_t *plan, PlanError *err)
         /* The reference does not validate Body: it fails later, reading
          * plan.Body, with KeyError('Body') and code 1. Checked here, right
          * after the reference's own checks, so the answer is the same. */
-        if (!json_object_get(plan, "Body"))
-                return fail(err, PLAN_CODE_EXCEPTION, "'Body'");
+        if (!json_object_get(plan, "Body")) {
+                r = fail(err, PLAN_CODE_EXCEPTION, "'Body'");
+                if (err)
+                        err->at_run_time = true;
+                return r;
+        }
         return check_ours(&val);
 }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #define PLAN_INVALID 1
@@ -41,6 +42,10 @@ typedef struct PlanError {
         char *message; /* owned: Body.Message, exactly as the reference words it */
         int line;      /* 1-based position in the input for people, 0 if unknown */
         int column;    /* 1-based, in characters (code points), 0 if unknown */
+        /* The reference finds this problem only when it starts to run the
+         * plan (a missing Body), so its result carries ReplyTo like the
+         * result of any plan that ran; validation results do not. */
+        bool at_run_time;
 } PlanError;
 
 #define PLAN_ERROR_INIT ((PlanError){0})

@@ -192,6 +192,8 @@ static json_t *plan_run_body(PlanRun *p)
 
         if (!names)
                 return NULL;
+        if (!body)
+                return error_result(job, 1, "'Body'", NULL);
         if (!json_is_string(body)) {
                 snprintf(msg, sizeof(msg), "'%s' object has no attribute 'expandtabs'",
                          py_type_name(body));

@@ -112,8 +112,16 @@ static void runner_on_child_done(Child *c, ChildResult *cr, void *userdata)
         ProcResult *res = job->res;
         _cleanup_free_ char *status = read_status_line(job->status_fd);
         int cancel = atomic_load(&job->cancel);
+        pid_t group = child_get_pid(c);
 
         job->child = NULL;
+        /* Whatever the script left running in its process group dies with
+         * it, as whatever it left in its cgroup does (release_run): no
+         * plan leaves orphans behind, cgroup or not (docs/compatibility.md).
+         * The group's leader was reaped just now, and a process group lives
+         * on only while it has members, so the id names the script's own. */
+        if (group > 0)
+                kill(-group, SIGKILL);
         res->exit_code = child_result_exit_code(cr);
         take_output(&cr->out, &res->out, &res->out_len);
         take_output(&cr->err, &res->err, &res->err_len);
