@@ -7,7 +7,8 @@ set -eu
 pkgs="gcc meson ninja-build pkg-config
       librabbitmq-dev libyaml-dev libjansson-dev libuv1-dev check
       libssl-dev libcurl4-openssl-dev libsystemd-dev
-      clang libclang-rt-14-dev valgrind"
+      clang libclang-rt-14-dev valgrind time
+      rabbitmq-server"
 
 missing=""
 for p in $pkgs; do

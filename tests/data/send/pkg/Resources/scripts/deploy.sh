@@ -1,0 +1,2 @@
+#!/bin/sh
+echo "deploying $1"

@@ -1,0 +1,3 @@
+#!/bin/sh
+# helpers
+log() { echo "$@"; }
