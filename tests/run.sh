@@ -56,6 +56,20 @@ if [ -z "${QUICK:-}" ]; then
         | tee "$log" || true
     count "$log"
 
+    echo "== packaging (systemd unit, cloud-init, .deb, .rpm, man pages, Debian 12 image)"
+    packaging/test-deps.sh
+    for t in tests/test-cloud-init.sh tests/test-packaging.sh tests/test-image.sh; do
+        st=0
+        "$t" build >"$log" 2>&1 || st=$?
+        grep -v '^ok ' "$log" || true
+        ok=$(grep -c '^ok ' "$log" || true)
+        bad=$(grep -c '^not ok ' "$log" || true)
+        if [ "$st" -ne 0 ] && [ "$bad" -eq 0 ]; then bad=1; fi
+        echo "$t: $ok passed, $bad failed"
+        passed=$((passed + ok))
+        failed=$((failed + bad))
+    done
+
     if [ -f tests/fuzz/meson.build ]; then
         echo "== fuzz (short run on the seed corpora)"
         CC=clang setup build-fuzz -Dfuzz=true -Dtests=disabled -Dbuildtype=debugoptimized \

@@ -432,7 +432,16 @@ START_TEST(test_signals_and_fds_reset)
         sigprocmask(SIG_BLOCK, &set, &old);
         spec.argv = ARGV("/usr/bin/grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status");
         run_spec(&spec, &run);
-        ck_assert_str_eq(run.r.out.data, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+        {
+                /* Signals 1 to 31 are what libuv resets. glibc reserves 32
+                 * and 33 for itself, and a parent such as GNU make may leave
+                 * them ignored, which no child can undo: leave them out. */
+                unsigned long long blk = 1, ign = 1;
+                ck_assert_int_eq(sscanf(run.r.out.data, "SigBlk:\t%llx\nSigIgn:\t%llx", &blk, &ign),
+                                 2);
+                ck_assert_uint_eq(blk & 0x7fffffffULL, 0);
+                ck_assert_uint_eq(ign & 0x7fffffffULL, 0);
+        }
         run_free(&run);
 
         spec = HELPER_SPEC("--helper=fds");
