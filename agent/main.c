@@ -2,6 +2,7 @@
  * oslo.config does, loads the configuration, and hands over to a
  * subcommand or the daemon. */
 #include <getopt.h>
+#include <glob.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "cmd-check.h"
 #include "cmd-run.h"
 #include "config/config.h"
+#include "daemon/daemon.h"
 #include "files/files.h"
 #include "log/log.h"
 #include "plan/plan.h"
@@ -192,6 +194,56 @@ static Config *load_config(const Args *a)
         return r == 0 ? cfg : NULL;
 }
 
+/* Where the daemon logs: log_file, else log_dir/muranoagent.log, else
+ * stderr (the journal, under systemd). */
+static void open_log(const Config *cfg)
+{
+        char path[4096];
+        const char *target = cfg->log_file;
+        int r;
+
+        if (!target && cfg->log_dir) {
+                snprintf(path, sizeof(path), "%s/muranoagent.log", cfg->log_dir);
+                target = path;
+        }
+        r = log_open(target, cfg->debug);
+        if (r < 0)
+                fprintf(stderr, "muranoagent: cannot open the log file %s: %s; logging to stderr\n",
+                        target, strerror(-r));
+}
+
+static int run_daemon(const Args *a, const Config *cfg)
+{
+        const char *paths[MAX_SOURCES * 4 + 1];
+        size_t n = 0;
+        glob_t g[MAX_SOURCES];
+        size_t n_glob = 0;
+        int r;
+
+        /* Every file the configuration came from, for the permission check. */
+        for (size_t i = 0; i < a->n_sources && n < MAX_SOURCES * 4; i++) {
+                if (!a->sources[i].is_dir) {
+                        paths[n++] = a->sources[i].path;
+                        continue;
+                }
+                char pattern[4096];
+                snprintf(pattern, sizeof(pattern), "%s/*.conf", a->sources[i].path);
+                if (glob(pattern, 0, NULL, &g[n_glob]) == 0) {
+                        for (size_t k = 0; k < g[n_glob].gl_pathc && n < MAX_SOURCES * 4; k++)
+                                paths[n++] = g[n_glob].gl_pathv[k];
+                        n_glob++;
+                } else
+                        globfree(&g[n_glob]);
+        }
+        paths[n] = NULL;
+        open_log(cfg);
+        r = daemon_run(cfg, paths);
+        for (size_t i = 0; i < n_glob; i++)
+                globfree(&g[i]);
+        log_close();
+        return r;
+}
+
 int main(int argc, char **argv)
 {
         Args args = {0};
@@ -234,14 +286,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "muranoagent: unknown command '%s'\n", argv[optind]);
                 usage(stderr);
                 r = 2;
-        } else {
-                /* The configuration is valid; consuming from the broker is
-                 * the daemon milestone, not yet built. */
-                fputs("muranoagent: configuration is valid, but this build has no RabbitMQ "
-                      "transport yet; only 'check' is available\n",
-                      stderr);
-                r = 1;
-        }
+        } else
+                r = run_daemon(&args, cfg);
         config_free(cfg);
         return r;
 }

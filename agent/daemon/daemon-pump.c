@@ -1,0 +1,730 @@
+/* The daemon's work, in the reference's order (spec 4.1): unsent results
+ * first, then plans. One entry is worked on at a time ("busy"); storing new
+ * deliveries runs beside it. Every journal call that fsyncs runs in a
+ * uv_work_t on libuv's thread pool; its after-work callback continues on the
+ * loop. docs/daemon.md tells the life of a message. */
+#include <errno.h>
+#include <openssl/crypto.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/daemon-internal.h"
+#include "log/log.h"
+#include "plan/plan.h"
+#include "result/result.h"
+#include "util/macro.h"
+#include "util/pyjson.h"
+
+typedef enum WorkKind {
+        WORK_STORE,       /* a delivery: journal_put_plan, then ack */
+        WORK_PREPARE,     /* a pending entry: load, check, stamp, validate */
+        WORK_INTERRUPTED, /* an entry that was running when the agent died */
+        WORK_RESULT,      /* a finished plan's result: journal_put_result */
+        WORK_REMOVE,      /* a confirmed result: journal_remove with a done record */
+} WorkKind;
+
+typedef enum Outcome {
+        OUTCOME_NONE,  /* nothing more to do for the entry now */
+        OUTCOME_RUN,   /* valid: run it */
+        OUTCOME_RETRY, /* a disk error: try again later */
+} Outcome;
+
+typedef struct DaemonWork {
+        uv_work_t req;
+        Daemon *d;
+        WorkKind kind;
+        char ts[JOURNAL_TS_MAX];
+        int rc;
+
+        /* WORK_STORE */
+        uint64_t tag;
+        uint8_t *body;
+        size_t body_len;
+        bool oversize;
+        char *msg_id;
+        char *reply_to;
+        uint8_t *sig;
+        size_t sig_len;
+
+        /* WORK_PREPARE and WORK_INTERRUPTED, out */
+        Outcome outcome;
+        json_t *plan;      /* OUTCOME_RUN */
+        json_t *source_id; /* OUTCOME_RUN */
+        json_t *plan_reply_to;
+        char *note; /* a sentence to log on the loop thread, with its level */
+        LogLevel note_level;
+
+        /* WORK_RESULT */
+        char *text;
+        size_t len;
+
+        struct DaemonWork *next; /* in Daemon.stalled */
+} DaemonWork;
+
+static void work_free(DaemonWork *w)
+{
+        if (!w)
+                return;
+        free(w->body);
+        free(w->msg_id);
+        free(w->reply_to);
+        free(w->sig);
+        json_decref(w->plan);
+        json_decref(w->source_id);
+        json_decref(w->plan_reply_to);
+        free(w->note);
+        free(w->text);
+        free(w);
+}
+
+static void note(DaemonWork *w, LogLevel level, const char *fmt, ...) _printf_(3, 4);
+static void note(DaemonWork *w, LogLevel level, const char *fmt, ...)
+{
+        va_list ap;
+
+        free(w->note);
+        va_start(ap, fmt);
+        if (vasprintf(&w->note, fmt, ap) < 0)
+                w->note = NULL;
+        va_end(ap);
+        w->note_level = level;
+}
+
+static void on_work(uv_work_t *req);
+static void after_work(uv_work_t *req, int status);
+
+static int queue_work(Daemon *d, DaemonWork *w)
+{
+        int rc;
+
+        w->d = d;
+        w->req.data = w;
+        rc = uv_queue_work(d->loop, &w->req, on_work, after_work);
+        if (rc == 0)
+                d->work_in_flight++;
+        return rc;
+}
+
+static DaemonWork *work_new(WorkKind kind, const char *ts)
+{
+        DaemonWork *w = calloc(1, sizeof(*w));
+
+        if (w) {
+                w->kind = kind;
+                if (ts)
+                        snprintf(w->ts, sizeof(w->ts), "%s", ts);
+        }
+        return w;
+}
+
+/* The text of an error result for the entry, worded and shaped as the
+ * reference's from_error(). with_reply_to: executed plans carry ReplyTo;
+ * validation failures only when results are routed by it. */
+static int error_result_text(Daemon *d, const json_t *source_id, const json_t *reply_to,
+                             bool with_reply_to, int code, const char *message, char **ret)
+{
+        _cleanup_json_ json_t *res = NULL;
+        int rc;
+
+        rc = result_new_error(&res, source_id, code, message, NULL);
+        if (rc == 0 && (with_reply_to || d->cfg->enable_dynamic_result_queue))
+                rc = result_set_reply_to(res, reply_to);
+        if (rc == 0)
+                rc = result_to_text(res, ret);
+        return rc;
+}
+
+/* ---- work done on the thread pool ------------------------------------ */
+
+static void work_store(DaemonWork *w)
+{
+        Daemon *d = w->d;
+        _cleanup_free_ char *text = NULL;
+        _cleanup_json_ json_t *sid = NULL;
+        char msg[128];
+
+        w->rc = journal_put_plan(d->journal, w->body ? w->body : (const uint8_t *)"", w->body_len,
+                                 w->sig, w->sig_len, w->msg_id, w->reply_to, w->ts);
+        if (w->rc < 0 || !w->oversize)
+                return;
+        /* The body of an oversized message was never kept, so the plan is
+         * answered at once: the engine learns why instead of waiting an
+         * hour, as it did with the reference. */
+        snprintf(msg, sizeof(msg), "Plan is larger than %llu bytes",
+                 (unsigned long long)d->cfg->agent.max_plan_size);
+        sid = json_string(w->msg_id ? w->msg_id : "");
+        w->rc = error_result_text(d, sid, NULL, false, PLAN_CODE_EXCEPTION, msg, &text);
+        if (w->rc == 0)
+                w->rc = journal_put_result(d->journal, w->ts, text, strlen(text));
+}
+
+/* Store an error result for the entry and finish it. */
+static void prepare_answer(DaemonWork *w, const json_t *source_id, const json_t *reply_to,
+                           bool with_reply_to, int code, const char *message)
+{
+        _cleanup_free_ char *text = NULL;
+
+        w->rc = error_result_text(w->d, source_id, reply_to, with_reply_to, code, message, &text);
+        if (w->rc == 0)
+                w->rc = journal_put_result(w->d->journal, w->ts, text, strlen(text));
+        w->outcome = w->rc < 0 ? OUTCOME_RETRY : OUTCOME_NONE;
+}
+
+static void drop_entry(DaemonWork *w)
+{
+        w->rc = journal_remove(w->d->journal, w->ts, false);
+        w->outcome = w->rc < 0 ? OUTCOME_RETRY : OUTCOME_NONE;
+}
+
+/* A plan's ID and ReplyTo: the plan's own, else the message's (spec 4.3). */
+static void plan_ids(DaemonWork *w, const JournalPlan *jp, const json_t *plan)
+{
+        const json_t *id = plan ? json_object_get(plan, "ID") : NULL;
+        const json_t *rt = plan ? json_object_get(plan, "ReplyTo") : NULL;
+
+        w->source_id = json_deep_copy(id ? id : jp->id);
+        w->plan_reply_to = json_deep_copy(rt ? rt : jp->reply_to);
+}
+
+static void work_prepare(DaemonWork *w)
+{
+        Daemon *d = w->d;
+        _cleanup_(journal_plan_freep) JournalPlan *jp = NULL;
+        _cleanup_free_ char *error = NULL, *done = NULL;
+        _cleanup_json_ json_t *plan = NULL;
+        PlanLimits lim = {.max_bytes = d->cfg->agent.max_plan_size,
+                          .max_depth = d->cfg->agent.max_plan_depth};
+        PlanError perr = {0};
+        int rc;
+
+        w->outcome = OUTCOME_RETRY;
+        rc = journal_load_plan(d->journal, w->ts, &jp, &error);
+        if (rc == JOURNAL_CORRUPT) {
+                note(w, LOG_LEVEL_ERROR, "entry %s: %s; dropping it", w->ts, error);
+                return drop_entry(w);
+        }
+        if (rc < 0) {
+                w->rc = rc;
+                return;
+        }
+        /* Plans the reference journaled before an upgrade have not been
+         * checked by us yet; ours were checked on delivery. Both go through
+         * here, so a plan is never run on a signature nobody verified. */
+        if (d->key) {
+                rc = signature_verify(d->key, d->cfg->rabbitmq.input_queue, jp->body, jp->body_len,
+                                      jp->signature, jp->signature_len);
+                if (rc != 0) {
+                        note(w, LOG_LEVEL_ERROR, "entry %s: %s; dropping the plan", w->ts,
+                             rc == SIGNATURE_MISSING ? "required signature was not found"
+                                                     : "invalid signature");
+                        return drop_entry(w);
+                }
+        }
+
+        rc = plan_parse_json(jp->body, jp->body_len, &lim, &plan, &perr);
+        if (rc != 0) {
+                plan_ids(w, jp, NULL);
+                note(w, LOG_LEVEL_WARNING, "plan %s: %s", w->ts, perr.message);
+                prepare_answer(w, w->source_id, w->plan_reply_to, false, perr.code, perr.message);
+                plan_error_clear(&perr);
+                return;
+        }
+        plan_ids(w, jp, plan);
+
+        /* Ours: a plan whose ID was already answered (a redelivery after a
+         * broker node died) gets that answer again, and does not run twice. */
+        rc = journal_done_lookup(d->journal, w->source_id, &done);
+        if (rc < 0) {
+                w->rc = rc;
+                return;
+        }
+        if (rc == 1) {
+                note(w, LOG_LEVEL_WARNING, "plan already answered; sending its result again");
+                w->rc = journal_put_result(d->journal, w->ts, done, strlen(done));
+                w->outcome = w->rc < 0 ? OUTCOME_RETRY : OUTCOME_NONE;
+                return;
+        }
+
+        rc = journal_begin(d->journal, w->ts, json_object_get(plan, "Stamp"));
+        if (rc == JOURNAL_STAMP_OLD) {
+                /* As the reference: replay protection drops it silently. */
+                note(w, LOG_LEVEL_WARNING, "dropping old/duplicate message (Stamp %lld <= %lld)",
+                     (long long)json_integer_value(json_object_get(plan, "Stamp")),
+                     (long long)journal_last_stamp(d->journal));
+                return drop_entry(w);
+        }
+        if (rc < 0) {
+                w->rc = rc;
+                return;
+        }
+        /* JOURNAL_STAMP_INVALID falls through: validation words it. */
+        rc = plan_validate(plan, &perr);
+        if (rc != 0) {
+                note(w, LOG_LEVEL_WARNING, "invalid plan: %s", perr.message);
+                prepare_answer(w, w->source_id, w->plan_reply_to, perr.at_run_time, perr.code,
+                               perr.message);
+                plan_error_clear(&perr);
+                return;
+        }
+        w->plan = TAKE_PTR(plan);
+        w->outcome = OUTCOME_RUN;
+}
+
+static void work_interrupted(DaemonWork *w)
+{
+        Daemon *d = w->d;
+        _cleanup_(journal_plan_freep) JournalPlan *jp = NULL;
+        _cleanup_free_ char *error = NULL;
+        _cleanup_json_ json_t *plan = NULL;
+        int rc;
+
+        w->outcome = OUTCOME_RETRY;
+        rc = journal_load_plan(d->journal, w->ts, &jp, &error);
+        if (rc == JOURNAL_CORRUPT) {
+                note(w, LOG_LEVEL_ERROR, "entry %s: %s; dropping it", w->ts, error);
+                return drop_entry(w);
+        }
+        if (rc < 0) {
+                w->rc = rc;
+                return;
+        }
+        plan = json_loadb(jp->body, jp->body_len, 0, NULL);
+        plan_ids(w, jp, json_is_object(plan) ? plan : NULL);
+        note(w, LOG_LEVEL_WARNING,
+             "the plan was running when the agent stopped; answering it as "
+             "interrupted instead of running it again");
+        prepare_answer(w, w->source_id, w->plan_reply_to, true, RESULT_CODE_INTERRUPTED,
+                       "The plan was interrupted: the agent stopped or restarted while it was "
+                       "running, and it was not run again");
+}
+
+static void on_work(uv_work_t *req)
+{
+        DaemonWork *w = req->data;
+
+        switch (w->kind) {
+        case WORK_STORE:
+                work_store(w);
+                break;
+        case WORK_PREPARE:
+                work_prepare(w);
+                break;
+        case WORK_INTERRUPTED:
+                work_interrupted(w);
+                break;
+        case WORK_RESULT:
+                w->rc = journal_put_result(w->d->journal, w->ts, w->text, w->len);
+                break;
+        case WORK_REMOVE:
+                w->rc = journal_remove(w->d->journal, w->ts, true);
+                break;
+        default:
+                break;
+        }
+        /* The journal's done records (SHA-256) and signature checks use
+         * OpenSSL here, which keeps per-thread state for this thread. libuv
+         * joins its pool threads only at exit, after OpenSSL's own atexit
+         * clean-up has removed the key that would free that state, so it
+         * would be lost (valgrind: 904 bytes "definitely lost" per thread).
+         * Freeing it after each item costs a small allocation next time. */
+        OPENSSL_thread_stop();
+}
+
+/* ---- back on the loop ------------------------------------------------ */
+
+static void on_retry(uv_timer_t *t)
+{
+        Daemon *d = t->data;
+        DaemonWork *w;
+
+        /* A store or a result that failed on the disk goes again first. */
+        while ((w = d->stalled)) {
+                d->stalled = w->next;
+                w->next = NULL;
+                if (queue_work(d, w) < 0) {
+                        w->next = d->stalled;
+                        d->stalled = w;
+                        uv_timer_start(&d->retry, on_retry, DAEMON_RETRY_MS, 0);
+                        return;
+                }
+        }
+        daemon_pump(d);
+}
+
+static void retry_later(Daemon *d)
+{
+        uv_timer_start(&d->retry, on_retry, DAEMON_RETRY_MS, 0);
+}
+
+/* Try w again later, from on_retry: nothing is acked or answered before it
+ * is on disk, and nothing is dropped because the disk was full for a while. */
+static void stall(Daemon *d, DaemonWork *w)
+{
+        w->rc = 0;
+        w->next = d->stalled;
+        d->stalled = w;
+        retry_later(d);
+}
+
+static void set_idle(Daemon *d)
+{
+        d->busy = false;
+        d->publishing = false;
+        d->busy_ts[0] = '\0';
+}
+
+static void on_plan_done(Runner *r, json_t *result, void *userdata);
+
+static void after_store(Daemon *d, DaemonWork *w)
+{
+        int rc;
+
+        if (w->rc < 0) {
+                /* Not acked: the broker keeps the message. It is stored again
+                 * when the disk recovers, or redelivered on a new connection. */
+                log_error(NULL, "cannot store a plan (message_id '%s'): %s; retrying in %d s",
+                          w->msg_id ? w->msg_id : "", strerror(-w->rc), DAEMON_RETRY_MS / 1000);
+                if (d->stopping) {
+                        transport_reject(d->transport, w->tag, true);
+                        work_free(w);
+                } else
+                        stall(d, w);
+                return;
+        }
+        daemon_crash_point(d, "stored");
+        rc = transport_ack(d->transport, w->tag);
+        if (rc == -ENOTCONN && !(d->busy && streq(d->busy_ts, w->ts))) {
+                /* The connection that delivered it has gone, so the broker
+                 * delivers it again: keep one copy, not two. */
+                journal_remove(d->journal, w->ts, false);
+                log_info(NULL,
+                         "connection lost before the ack of entry %s; the broker redelivers it",
+                         w->ts);
+        } else if (rc < 0)
+                log_warning(NULL, "ack of entry %s failed: %s", w->ts, strerror(-rc));
+        else
+                log_debug(NULL, "plan message '%s' stored as entry %s and acked",
+                          w->msg_id ? w->msg_id : "", w->ts);
+        work_free(w);
+        daemon_pump(d);
+}
+
+static char *id_text(const json_t *id)
+{
+        if (json_is_string(id))
+                return strdup(json_string_value(id));
+        if (id && !json_is_null(id)) {
+                char *s = NULL;
+                if (pyjson_dumps(id, &s) == 0)
+                        return s;
+        }
+        return strdup("");
+}
+
+static void after_prepare(Daemon *d, DaemonWork *w)
+{
+        _cleanup_free_ char *id = id_text(w->source_id);
+        int rc;
+
+        if (w->note)
+                log_write(w->note_level, id && *id ? id : NULL, "%s", w->note);
+        if (w->outcome == OUTCOME_RETRY) {
+                log_error(id, "entry %s: %s; retrying in %d s", w->ts, strerror(-w->rc),
+                          DAEMON_RETRY_MS / 1000);
+                set_idle(d);
+                retry_later(d);
+                return;
+        }
+        if (w->outcome != OUTCOME_RUN || d->stopping) {
+                set_idle(d);
+                daemon_pump(d);
+                return;
+        }
+        daemon_crash_point(d, "begun");
+        rc = runner_start(d->runner, w->plan, w->source_id, w->plan_reply_to, on_plan_done, d);
+        if (rc < 0) {
+                log_error(id, "cannot start the plan: %s", strerror(-rc));
+                set_idle(d);
+                retry_later(d);
+                return;
+        }
+        daemon_notify_status("running plan %s", id);
+}
+
+static void on_plan_done(Runner *r, json_t *result, void *userdata)
+{
+        Daemon *d = userdata;
+        DaemonWork *w = work_new(WORK_RESULT, d->busy_ts);
+        int rc = -ENOMEM;
+
+        d->n_plans++;
+        if (w && result)
+                rc = result_to_text(result, &w->text);
+        json_decref(result);
+        if (rc == 0) {
+                w->len = strlen(w->text);
+                rc = queue_work(d, w);
+        }
+        if (rc < 0) {
+                /* The entry keeps its `running` mark: after a restart it is
+                 * answered as interrupted, never silently lost. */
+                log_error(NULL, "cannot keep the result of entry %s: %s", d->busy_ts,
+                          strerror(-rc));
+                work_free(w);
+                set_idle(d);
+                retry_later(d);
+        }
+}
+
+static void after_result(Daemon *d, DaemonWork *w)
+{
+        if (w->rc < 0) {
+                /* Keep trying: the result is in memory only. */
+                log_error(NULL, "cannot store the result of entry %s: %s; retrying in %d s", w->ts,
+                          strerror(-w->rc), DAEMON_RETRY_MS / 1000);
+                stall(d, w);
+                return;
+        }
+        daemon_crash_point(d, "result");
+        work_free(w);
+        set_idle(d);
+        daemon_pump(d);
+}
+
+static void after_work(uv_work_t *req, int status)
+{
+        DaemonWork *w = req->data;
+        Daemon *d = w->d;
+
+        d->work_in_flight--;
+        switch (w->kind) {
+        case WORK_STORE:
+                after_store(d, w);
+                break;
+        case WORK_PREPARE:
+        case WORK_INTERRUPTED:
+                after_prepare(d, w);
+                work_free(w);
+                break;
+        case WORK_RESULT:
+                after_result(d, w);
+                break;
+        case WORK_REMOVE:
+                if (w->rc < 0)
+                        log_warning(NULL, "cannot remove entry %s: %s", w->ts, strerror(-w->rc));
+                work_free(w);
+                set_idle(d);
+                daemon_pump(d);
+                break;
+        default:
+                work_free(w);
+                break;
+        }
+        daemon_maybe_finish_stop(d);
+}
+
+/* ---- publishing ---------------------------------------------------------- */
+
+/* Routing as the reference's _send_result(): result_routing_key, or with
+ * enable_dynamic_result_queue the result's ReplyTo, which is then taken out
+ * of the body. Where the reference would route to "None" (a null ReplyTo),
+ * we keep result_routing_key: a deliberate difference (docs/compatibility.md). */
+static int publish_result(Daemon *d, const char *ts)
+{
+        _cleanup_free_ char *text = NULL, *body = NULL, *mid = NULL;
+        _cleanup_json_ json_t *res = NULL;
+        const Config *cfg = d->cfg;
+        const char *rk = cfg->rabbitmq.result_routing_key;
+        size_t len = 0;
+        uint64_t seq;
+        int rc;
+
+        rc = journal_load_result(d->journal, ts, &text, &len);
+        if (rc < 0)
+                return rc;
+        res = json_loadb(text, len, 0, NULL);
+        if (!json_is_object(res)) {
+                log_error(NULL, "entry %s: result.json is not a JSON object; dropping it", ts);
+                journal_remove(d->journal, ts, false);
+                return 1;
+        }
+        mid = id_text(json_object_get(res, "SourceID"));
+        /* AMQP short strings hold 255 bytes; the engine matches results by
+         * the body's SourceID first, so a cut message_id loses nothing. */
+        if (mid && strlen(mid) > 255)
+                mid[255] = '\0';
+        if (cfg->enable_dynamic_result_queue && json_object_get(res, "ReplyTo")) {
+                const json_t *rt = json_object_get(res, "ReplyTo");
+                _cleanup_free_ char *route =
+                        json_is_string(rt) ? strdup(json_string_value(rt)) : NULL;
+
+                json_object_del(res, "ReplyTo");
+                rc = pyjson_dumps(res, &body);
+                if (rc < 0)
+                        return rc;
+                if (route && *route && strlen(route) <= 255) {
+                        rc = transport_publish(d->transport, cfg->rabbitmq.result_exchange, route,
+                                               mid, body, strlen(body), &seq);
+                        goto published;
+                }
+        }
+        rc = transport_publish(d->transport, cfg->rabbitmq.result_exchange, rk ? rk : "None", mid,
+                               body ? body : text, body ? strlen(body) : len, &seq);
+published:
+        if (rc < 0)
+                return rc;
+        d->publishing = true;
+        d->publish_seq = seq;
+        daemon_crash_point(d, "published");
+        log_debug(mid, "result of entry %s published (confirm #%llu)", ts, (unsigned long long)seq);
+        return 0;
+}
+
+void daemon_on_confirm(Daemon *d, uint64_t seq, TransportConfirm status)
+{
+        DaemonWork *w;
+
+        if (!d->publishing || seq != d->publish_seq)
+                return;
+        d->publishing = false;
+        if (status != TRANSPORT_CONFIRM_ACK) {
+                /* LOST: published again after the next on_ready. NACK: the
+                 * broker could not take it now; try again shortly. */
+                log_warning(NULL, "result of entry %s was %s; it stays in the journal", d->busy_ts,
+                            status == TRANSPORT_CONFIRM_NACK
+                                    ? "refused by the broker"
+                                    : "not confirmed before the connection ended");
+                set_idle(d);
+                if (status == TRANSPORT_CONFIRM_NACK)
+                        retry_later(d);
+                daemon_maybe_finish_stop(d);
+                return;
+        }
+        daemon_crash_point(d, "confirmed");
+        w = work_new(WORK_REMOVE, d->busy_ts);
+        if (!w || queue_work(d, w) < 0) {
+                work_free(w);
+                set_idle(d);
+                retry_later(d);
+        }
+}
+
+/* ---- the pump ----------------------------------------------------------- */
+
+bool daemon_idle(const Daemon *d)
+{
+        return !d->busy && d->work_in_flight == 0;
+}
+
+void daemon_pump(Daemon *d)
+{
+        JournalEntry e;
+        DaemonWork *w;
+        int rc;
+
+        if (d->busy || uv_is_active((uv_handle_t *)&d->retry))
+                return;
+        rc = journal_next(d->journal, &e);
+        if (rc < 0) {
+                log_error(NULL, "cannot read the journal: %s; retrying in %d s", strerror(-rc),
+                          DAEMON_RETRY_MS / 1000);
+                retry_later(d);
+                return;
+        }
+        if (rc == 0) {
+                if (d->transport && transport_is_ready(d->transport))
+                        daemon_notify_status("consuming from %s; %llu plans done",
+                                             d->cfg->rabbitmq.input_queue,
+                                             (unsigned long long)d->n_plans);
+                daemon_maybe_finish_stop(d);
+                return;
+        }
+        d->busy = true;
+        snprintf(d->busy_ts, sizeof(d->busy_ts), "%s", e.ts);
+
+        switch (e.state) {
+        case JOURNAL_RESULT:
+                if (!d->transport || !transport_is_ready(d->transport)) {
+                        set_idle(d); /* on_ready pumps again */
+                        daemon_maybe_finish_stop(d);
+                        return;
+                }
+                rc = publish_result(d, e.ts);
+                if (rc != 0) {
+                        if (rc < 0)
+                                log_warning(NULL, "cannot publish the result of entry %s: %s", e.ts,
+                                            strerror(-rc));
+                        set_idle(d);
+                        if (rc < 0 && rc != -ENOTCONN)
+                                retry_later(d);
+                        else if (rc > 0)
+                                daemon_pump(d);
+                }
+                return;
+        case JOURNAL_PENDING:
+        case JOURNAL_INTERRUPTED:
+                if (d->stopping) {
+                        /* Plans wait in the journal for the next start. */
+                        set_idle(d);
+                        daemon_maybe_finish_stop(d);
+                        return;
+                }
+                w = work_new(e.state == JOURNAL_PENDING ? WORK_PREPARE : WORK_INTERRUPTED, e.ts);
+                if (w && queue_work(d, w) == 0)
+                        return;
+                work_free(w);
+                set_idle(d);
+                retry_later(d);
+                return;
+        case JOURNAL_RUNNING:
+        default:
+                /* Only the plan we run ourselves is RUNNING, and then we are
+                 * busy; anything else is a bug worth seeing in the log. */
+                log_error(NULL, "entry %s is marked running but no plan runs", e.ts);
+                set_idle(d);
+                return;
+        }
+}
+
+void daemon_store_delivery(Daemon *d, TransportDelivery *dl)
+{
+        DaemonWork *w = work_new(WORK_STORE, NULL);
+
+        if (!w)
+                goto fail;
+        w->tag = dl->tag;
+        w->body = dl->body;
+        dl->body = NULL; /* ours now */
+        w->body_len = dl->oversize ? 0 : dl->body_len;
+        w->oversize = dl->oversize;
+        w->msg_id = strdup(dl->message_id);
+        w->reply_to = dl->reply_to ? strdup(dl->reply_to) : NULL;
+        if (dl->signature_kind == TRANSPORT_SIGNATURE_BYTES && dl->signature_len > 0) {
+                w->sig = malloc(dl->signature_len);
+                if (w->sig) {
+                        memcpy(w->sig, dl->signature, dl->signature_len);
+                        w->sig_len = dl->signature_len;
+                }
+        }
+        if (!w->msg_id || (dl->reply_to && !w->reply_to) ||
+            (dl->signature_kind == TRANSPORT_SIGNATURE_BYTES && dl->signature_len > 0 && !w->sig) ||
+            queue_work(d, w) < 0)
+                goto fail;
+        return;
+fail:
+        log_error(NULL, "out of memory storing a plan; returning it to the queue");
+        work_free(w);
+        transport_reject(d->transport, dl->tag, true);
+}
+
+void daemon_work_free_all(Daemon *d)
+{
+        DaemonWork *w;
+
+        while ((w = d->stalled)) {
+                d->stalled = w->next;
+                work_free(w);
+        }
+}

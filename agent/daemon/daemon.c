@@ -1,0 +1,277 @@
+/* The agent as a service: start, the transport's callbacks, signals, and a
+ * clean stop (see daemon.h). */
+#include "daemon/daemon.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "daemon/daemon-internal.h"
+#include "log/log.h"
+#include "util/macro.h"
+
+/* ---- the transport's callbacks ------------------------------------------ */
+
+static void on_ready(Transport *t, const TransportReady *ready, void *userdata)
+{
+        Daemon *d = userdata;
+        char status[256];
+
+        log_info(NULL, "consuming '%s' on %s (connection %u, heartbeat %u s)",
+                 d->cfg->rabbitmq.input_queue, ready->broker, ready->connection, ready->heartbeat);
+        snprintf(status, sizeof(status), "consuming from %s on %s", d->cfg->rabbitmq.input_queue,
+                 ready->broker);
+        daemon_notify_ready(d, status);
+        daemon_pump(d);
+}
+
+static void on_lost(Transport *t, const TransportLoss *loss, void *userdata)
+{
+        log_warning(NULL, "%s %s; next attempt in %.1f s",
+                    loss->was_ready ? "connection lost:" : "cannot connect:", loss->reason,
+                    (double)loss->retry_ms / 1000);
+        daemon_notify_status("waiting for the broker: %s", loss->reason);
+}
+
+static void on_delivery(Transport *t, TransportDelivery *dl, void *userdata)
+{
+        Daemon *d = userdata;
+        int rc;
+
+        if (d->stopping) {
+                /* Left unsettled: the broker delivers it again after the
+                 * connection closes. */
+                return;
+        }
+        if (d->key) {
+                /* The reference's Windows agent and the message-signing spec:
+                 * an unsigned or badly signed message is rejected, not
+                 * requeued, and never runs. */
+                rc = dl->signature_kind != TRANSPORT_SIGNATURE_BYTES
+                             ? SIGNATURE_MISSING
+                             : signature_verify(d->key, d->cfg->rabbitmq.input_queue, dl->body,
+                                                dl->body_len, dl->signature, dl->signature_len);
+                if (rc != 0) {
+                        log_error(dl->message_id[0] ? dl->message_id : NULL,
+                                  "rejecting a message: %s",
+                                  rc == SIGNATURE_MISSING ? "required signature was not found"
+                                  : rc == SIGNATURE_BAD   ? "invalid signature"
+                                                          : strerror(-rc));
+                        transport_reject(t, dl->tag, false);
+                        return;
+                }
+        }
+        daemon_store_delivery(d, dl);
+}
+
+static void on_confirm(Transport *t, uint64_t seq, TransportConfirm status, void *userdata)
+{
+        daemon_on_confirm(userdata, seq, status);
+}
+
+/* ---- stopping ------------------------------------------------------------ */
+
+static void close_handles(Daemon *d)
+{
+        uv_close((uv_handle_t *)&d->sigterm, NULL);
+        uv_close((uv_handle_t *)&d->sigint, NULL);
+        uv_close((uv_handle_t *)&d->sighup, NULL);
+        uv_close((uv_handle_t *)&d->watchdog, NULL);
+        uv_close((uv_handle_t *)&d->retry, NULL);
+        runner_free(d->runner);
+        d->runner = NULL;
+}
+
+static void on_transport_stopped(Transport *t, void *userdata)
+{
+        Daemon *d = userdata;
+
+        d->transport_stopped = true;
+        close_handles(d);
+}
+
+/* The stop waits for the running plan (its result is journaled) and for
+ * work on the disk; results that can still be published are, then the
+ * connection closes. */
+void daemon_maybe_finish_stop(Daemon *d)
+{
+        if (!d->stopping || d->stop_started || !daemon_idle(d) || runner_busy(d->runner))
+                return;
+        d->stop_started = true;
+        log_info(NULL, "stopped; %llu plans done since start", (unsigned long long)d->n_plans);
+        if (transport_stop(d->transport, on_transport_stopped) < 0)
+                on_transport_stopped(d->transport, d);
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+        Daemon *d = s->data;
+
+        if (signum == SIGHUP) {
+                log_info(NULL, "SIGHUP: the configuration is read at start only; restart the "
+                               "agent to apply changes");
+                return;
+        }
+        if (d->stopping) {
+                log_warning(NULL, "%s again: killing the running script now", strsignal(signum));
+                runner_stop(d->runner, 0);
+                return;
+        }
+        log_info(NULL, "%s: stopping (a running script gets %u s)", strsignal(signum),
+                 d->cfg->agent.stop_grace);
+        d->stopping = true;
+        daemon_notify_stopping();
+        runner_stop(d->runner, d->cfg->agent.stop_grace);
+        /* Results already journaled may still go out before the connection
+         * closes; new plans wait in the journal for the next start. */
+        daemon_pump(d);
+        daemon_maybe_finish_stop(d);
+}
+
+/* ---- start --------------------------------------------------------------- */
+
+/* The broker password lives in the configuration; warn when other users
+ * can read it (peer agents leave secrets readable, spec notes). */
+static void check_config_modes(const char *const *paths)
+{
+        struct stat st;
+
+        for (size_t i = 0; paths && paths[i]; i++)
+                if (stat(paths[i], &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IROTH))
+                        log_warning(NULL,
+                                    "%s is readable by other users and holds the broker "
+                                    "password; chmod 600 it",
+                                    paths[i]);
+}
+
+static int check_config(const Config *cfg)
+{
+        if (!*cfg->rabbitmq.input_queue) {
+                log_error(NULL, "[rabbitmq] input_queue is not set: there is no queue to consume");
+                return 2;
+        }
+        if (!cfg->rabbitmq.result_routing_key && !cfg->enable_dynamic_result_queue)
+                /* The reference publishes to routing key "None" then, which
+                 * loses every result. */
+                log_warning(NULL, "[rabbitmq] result_routing_key is not set: results go to "
+                                  "routing key 'None', as the reference agent does");
+        return 0;
+}
+
+static int daemon_start(Daemon *d, const char *const *config_paths)
+{
+        const Config *cfg = d->cfg;
+        _cleanup_free_ char *warning = NULL, *error = NULL;
+        JournalOptions jo = JOURNAL_OPTIONS_DEFAULT;
+        TransportOptions to;
+        TransportCallbacks cb = {on_ready, on_lost, on_delivery, on_confirm};
+        const JournalOpenReport *rep;
+        int rc;
+
+        check_config_modes(config_paths);
+        daemon_crash_init(d);
+        rc = check_config(cfg);
+        if (rc != 0)
+                return rc;
+        if (cfg->engine_key && *cfg->engine_key) {
+                rc = signature_key_new(cfg->engine_key, &d->key, &error);
+                if (rc != 0) {
+                        log_error(NULL, "engine_key: %s", error ? error : strerror(-rc));
+                        return 2;
+                }
+                log_info(NULL, "plans must be signed (engine key: RSA %u bits)",
+                         signature_key_bits(d->key));
+        }
+
+        rc = journal_open(cfg->storage, &jo, &d->journal);
+        if (rc < 0) {
+                log_error(NULL, "cannot open the journal in %s/plans: %s", cfg->storage,
+                          rc == -EBUSY ? "another agent is using it" : strerror(-rc));
+                return 1;
+        }
+        rep = journal_open_report(d->journal);
+        if (rep->n_interrupted)
+                log_warning(NULL,
+                            "%u plan(s) were running when the agent last stopped; they "
+                            "will be answered as interrupted",
+                            rep->n_interrupted);
+        if (rep->n_temp_removed || rep->n_empty_removed)
+                log_info(NULL, "journal: removed %u unfinished write(s) and %u empty entr(ies)",
+                         rep->n_temp_removed, rep->n_empty_removed);
+        if (rep->stamp_damaged)
+                log_warning(NULL, "journal: the stamp file held no number; 0 assumed");
+
+        rc = runner_new(d->loop, cfg, NULL, &d->runner, &warning, &error);
+        if (warning)
+                log_warning(NULL, "%s", warning);
+        if (rc == RUNNER_UNAVAILABLE) {
+                log_error(NULL, "%s", error);
+                return 2;
+        }
+        if (rc < 0) {
+                log_error(NULL, "cannot prepare the runner: %s", strerror(-rc));
+                return 1;
+        }
+
+        transport_options_from_config(&to, cfg);
+        rc = transport_new(d->loop, &to, &cb, d, &d->transport);
+        if (rc < 0) {
+                log_error(NULL, "cannot prepare the transport: %s", strerror(-rc));
+                return rc == -EINVAL ? 2 : 1;
+        }
+
+        d->handles_ready = true;
+        uv_signal_init(d->loop, &d->sigterm);
+        uv_signal_init(d->loop, &d->sigint);
+        uv_signal_init(d->loop, &d->sighup);
+        uv_timer_init(d->loop, &d->watchdog);
+        uv_timer_init(d->loop, &d->retry);
+        d->sigterm.data = d->sigint.data = d->sighup.data = d->retry.data = d->watchdog.data = d;
+        uv_signal_start(&d->sigterm, on_signal, SIGTERM);
+        uv_signal_start(&d->sigint, on_signal, SIGINT);
+        uv_signal_start(&d->sighup, on_signal, SIGHUP);
+        daemon_watchdog_start(d);
+
+        rc = transport_start(d->transport);
+        if (rc < 0) {
+                log_error(NULL, "cannot start the transport: %s", strerror(-rc));
+                return 1;
+        }
+        log_info(NULL, "muranoagent started: queue '%s', storage %s", cfg->rabbitmq.input_queue,
+                 cfg->storage);
+        /* Unsent results and pending plans from an earlier run do not wait
+         * for the broker: plans run now, results go out once connected. */
+        daemon_pump(d);
+        return 0;
+}
+
+int daemon_run(const Config *cfg, const char *const *config_paths)
+{
+        Daemon d = {.cfg = cfg};
+        uv_loop_t loop;
+        int rc;
+
+        rc = uv_loop_init(&loop);
+        if (rc < 0) {
+                log_error(NULL, "cannot create the event loop: %s", uv_strerror(rc));
+                return 1;
+        }
+        d.loop = &loop;
+        rc = daemon_start(&d, config_paths);
+        if (rc == 0)
+                rc = d.exit_status;
+        else if (d.handles_ready)
+                close_handles(&d);
+        else
+                runner_free(d.runner);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        transport_free(d.transport);
+        daemon_work_free_all(&d);
+        journal_free(d.journal);
+        signature_key_free(d.key);
+        if (uv_loop_close(&loop) != 0)
+                log_error(NULL, "the event loop did not close cleanly");
+        return rc;
+}
