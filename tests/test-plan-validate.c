@@ -522,6 +522,19 @@ START_TEST(test_pyrepr_edges)
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
                 ck_assert_str_eq(pyrepr_type_name(json_array_get(types, i)), names[i]);
 
+        /* bool() of each: the values are truthy in pairs, falsy first. */
+        {
+                _cleanup_json_ json_t *vals = json_pack("[{}{si}[][i]ssiIffbbn]", "k", 1, 0, "",
+                                                        "0", 0, (json_int_t)-1, 0.0, -0.5, 0, 1);
+                static const bool truth[] = {false, true,  false, true,  false, true, false,
+                                             true,  false, true,  false, true,  false};
+
+                ck_assert_uint_eq(json_array_size(vals), ELEMENTSOF(truth));
+                for (size_t i = 0; i < ELEMENTSOF(truth); i++)
+                        ck_assert_int_eq(pyrepr_truthy(json_array_get(vals, i)), truth[i]);
+                ck_assert(!pyrepr_truthy(NULL));
+        }
+
         /* A size-capped buffer reports -E2BIG, as every StrBuf user does. */
         StrBuf small = {.limit = 4};
         ck_assert_int_eq(pyrepr_repr(types, &small), -E2BIG);

@@ -1,12 +1,16 @@
-/* Tests for the small utilities: strbuf, fileio and hexid. */
+/* Tests for the small utilities: strbuf, fileio, base64 and hexid. */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "util/base64.h"
 #include "util/fileio.h"
 #include "util/hexid.h"
+#include "util/macro.h"
 #include "util/strbuf.h"
 
 START_TEST(test_strbuf)
@@ -78,6 +82,268 @@ START_TEST(test_file_read_empty)
 }
 END_TEST
 
+/* base64_decode against CPython 3.11's base64.b64decode (table made with
+ * python3 -c 'base64.b64decode(s.encode())'). */
+static const struct {
+        const char *in;
+        const char *hex; /* decoded bytes, or NULL for an error */
+        const char *error;
+} b64_cases[] = {
+        {"dGV4dA==\n", "74657874", NULL},
+        {"dGV4dA==", "74657874", NULL},
+        {"dGV4dA", NULL, "Incorrect padding"},
+        {"dGV4dA=", NULL, "Incorrect padding"},
+        {"dGV4d", NULL,
+         "Invalid base64-encoded string: number of data characters (5) cannot be 1 more than a "
+         "multiple of 4"},
+        {"YQ==YWJj", "61", NULL},
+        {"YWJj\nZGVm\n", "616263646566", NULL},
+        {"Y W J j", "616263", NULL},
+        {"YQ=", NULL, "Incorrect padding"},
+        {"Y", NULL,
+         "Invalid base64-encoded string: number of data characters (1) cannot be 1 more than a "
+         "multiple of 4"},
+        {"=YQ==", "61", NULL},
+        {"Y=Q==", "61", NULL},
+        {"YW=Jj", "616263", NULL},
+        {"YWJ=j", "6162", NULL},
+        {"", "", NULL},
+        {"\n", "", NULL},
+        {"YWJjZA===", "61626364", NULL},
+        {"Y\xc3\xa9WJj", "616263", NULL},
+        {"QUJD!@#REVG", "414243444546", NULL},
+        {"YWI=Yw==", "6162", NULL},
+        {"====", "", NULL},
+        {"AB==", "00", NULL},
+        {"ABC=", "0010", NULL},
+        {"ABCDEFGHI", NULL,
+         "Invalid base64-encoded string: number of data characters (9) cannot be 1 more than a "
+         "multiple of 4"},
+        {"YQ=\n=", "61", NULL},
+        {"Y-_Q==", "61", NULL},
+};
+
+START_TEST(test_b64_table)
+{
+        char *out = NULL, *why = NULL, hex[64] = "";
+        size_t len = 0;
+        int r;
+
+        r = base64_decode(b64_cases[_i].in, strlen(b64_cases[_i].in), &out, &len, &why);
+        if (b64_cases[_i].hex) {
+                ck_assert_int_eq(r, 0);
+                for (size_t i = 0; i < len; i++)
+                        sprintf(hex + 2 * i, "%02x", (unsigned char)out[i]);
+                ck_assert_str_eq(hex, b64_cases[_i].hex);
+                free(out);
+        } else {
+                ck_assert_int_eq(r, 1);
+                ck_assert_str_eq(why, b64_cases[_i].error);
+                free(why);
+        }
+}
+END_TEST
+
+START_TEST(test_base64_vectors)
+{
+        /* RFC 4648, section 10. */
+        static const char *in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
+        static const char *out[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
+
+        for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+                StrBuf b = STRBUF_INIT;
+                ck_assert_int_eq(base64_append(&b, in[i], strlen(in[i])), 0);
+                ck_assert_str_eq(b.data ? b.data : "", out[i]);
+                strbuf_free(&b);
+        }
+}
+END_TEST
+
+/* base64_decode_canonical takes exactly b64encode's text: the journal
+ * refuses anything else in plan.json. Bits left over by the padding are not
+ * checked. CPython's strict mode would take "YWJj=" (padding after a whole
+ * group); this does not. */
+static const struct {
+        const char *in;
+        const char *hex; /* decoded bytes, or NULL for -EINVAL */
+} b64_canonical_cases[] = {
+        {"", ""},
+        {"YWJj", "616263"},
+        {"YWI=", "6162"},
+        {"YQ==", "61"},
+        {"YR==", "61"},
+        {"AP8A/w==", "00ff00ff"},
+        {"YWJjZA==", "61626364"},
+        {"YWJjZGU=", "6162636465"},
+        {"YWJjZGVm", "616263646566"},
+        {"YQ", NULL},
+        {"YQ=", NULL},
+        {"YWJj=", NULL},
+        {"YWJj====", NULL},
+        {"Y===", NULL},
+        {"====", NULL},
+        {"YQ=a", NULL},
+        {"Y=Q=", NULL},
+        {"YQ==YWJj", NULL},
+        {"YWJj\n", NULL},
+        {"YW Jj", NULL},
+        {"Y-_Q", NULL},
+        {"dGV4dA==\n", NULL},
+};
+
+START_TEST(test_b64_canonical)
+{
+        const char *in = b64_canonical_cases[_i].in;
+        char *out = NULL, hex[64] = "";
+        size_t len = 0;
+        int r;
+
+        r = base64_decode_canonical(in, strlen(in), &out, &len);
+        if (b64_canonical_cases[_i].hex) {
+                ck_assert_int_eq(r, 0);
+                ck_assert_int_eq(out[len], '\0');
+                for (size_t i = 0; i < len; i++)
+                        sprintf(hex + 2 * i, "%02x", (unsigned char)out[i]);
+                ck_assert_str_eq(hex, b64_canonical_cases[_i].hex);
+                free(out);
+        } else {
+                ck_assert_int_eq(r, -EINVAL);
+                ck_assert_ptr_null(out);
+        }
+}
+END_TEST
+
+START_TEST(test_b64_round_trip)
+{
+        unsigned char data[256];
+        char text[344];
+        _cleanup_strbuf_ StrBuf b = STRBUF_INIT;
+
+        for (size_t i = 0; i < sizeof(data); i++)
+                data[i] = (unsigned char)(255 - i);
+        /* Every length from 0 to 256 bytes, through the raw encoder and
+         * the StrBuf one, and back through both decoders. */
+        for (size_t n = 0; n <= sizeof(data); n++) {
+                char *out = NULL, *why = NULL;
+                size_t k = base64_encode(text, data, n), len = 0;
+
+                ck_assert_uint_eq(k, base64_encoded_len(n));
+                strbuf_reset(&b);
+                ck_assert_int_eq(base64_append(&b, data, n), 0);
+                ck_assert_uint_eq(b.len, k);
+                ck_assert(k == 0 || memcmp(b.data, text, k) == 0);
+                ck_assert_int_eq(base64_decode_canonical(text, k, &out, &len), 0);
+                ck_assert_uint_eq(len, n);
+                ck_assert(memcmp(out, data, n) == 0);
+                free(out);
+                ck_assert_int_eq(base64_decode(text, k, &out, &len, &why), 0);
+                ck_assert_uint_eq(len, n);
+                ck_assert(memcmp(out, data, n) == 0);
+                free(out);
+        }
+        /* A chunk and a half of base64_append's loop, for the seam. */
+        {
+                static unsigned char big[1152];
+                char *out = NULL;
+                size_t len = 0;
+
+                for (size_t i = 0; i < sizeof(big); i++)
+                        big[i] = (unsigned char)(i * 7);
+                strbuf_reset(&b);
+                ck_assert_int_eq(base64_append(&b, big, sizeof(big)), 0);
+                ck_assert_uint_eq(b.len, 1536);
+                ck_assert_int_eq(base64_decode_canonical(b.data, b.len, &out, &len), 0);
+                ck_assert_uint_eq(len, sizeof(big));
+                ck_assert(memcmp(out, big, len) == 0);
+                free(out);
+        }
+}
+END_TEST
+
+START_TEST(test_b64_append_limit)
+{
+        _cleanup_strbuf_ StrBuf b = STRBUF_INIT;
+
+        b.limit = 7;
+        ck_assert_int_eq(base64_append(&b, "foob", 4), -E2BIG);
+        b.limit = 8;
+        ck_assert_int_eq(base64_append(&b, "foob", 4), 0);
+        ck_assert_str_eq(b.data, "Zm9vYg==");
+}
+END_TEST
+
+/* Both readers around the sizes where their buffers grow: the first
+ * buffer (a page for file_read_all, the file's size for the other) and
+ * the cap, one byte each side. */
+START_TEST(test_file_read_sizes)
+{
+        static const size_t sizes[] = {0, 1, 4094, 4095, 4096, 4097, 8191, 8192, 100000};
+        char dir[] = "/tmp/test-util-XXXXXX";
+        _cleanup_free_ char *data = malloc(100000);
+        int dfd;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(dfd, 0);
+        for (size_t i = 0; i < 100000; i++)
+                data[i] = (char)('a' + i % 26);
+        for (size_t k = 0; k < ELEMENTSOF(sizes); k++) {
+                size_t n = sizes[k];
+                char path[64];
+                int fd = openat(dfd, "f", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+                ck_assert_int_ge(fd, 0);
+                ck_assert_int_eq(write(fd, data, n), (ssize_t)n);
+                close(fd);
+                snprintf(path, sizeof(path), "%s/f", dir);
+                for (int which = 0; which < 2; which++) {
+                        char *text = NULL;
+                        size_t len = 1;
+                        int r;
+
+                        r = which ? file_read_regular_at(dfd, "f", n, &text, &len)
+                                  : file_read_all(path, n, &text, &len);
+                        ck_assert_int_eq(r, 0);
+                        ck_assert_uint_eq(len, n);
+                        ck_assert(memcmp(text, data, n) == 0);
+                        ck_assert_int_eq(text[n], '\0');
+                        free(text);
+                        r = which ? file_read_regular_at(dfd, "f", n + 1, &text, NULL)
+                                  : file_read_all(path, n + 1, &text, NULL);
+                        ck_assert_int_eq(r, 0);
+                        ck_assert_uint_eq(strlen(text), n);
+                        free(text);
+                        if (n == 0)
+                                continue;
+                        text = NULL;
+                        r = which ? file_read_regular_at(dfd, "f", n - 1, &text, &len)
+                                  : file_read_all(path, n - 1, &text, &len);
+                        ck_assert_int_eq(r, -EFBIG);
+                        ck_assert_ptr_null(text);
+                }
+        }
+        ck_assert_int_eq(unlinkat(dfd, "f", 0), 0);
+        close(dfd);
+        ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+START_TEST(test_file_read_regular_at)
+{
+        char *text = NULL;
+        size_t len = 0;
+
+        /* An absolute path ignores dirfd, as openat() does. */
+        ck_assert_int_eq(file_read_regular_at(-1, "/proc/self/exe", 1, &text, &len), -EFBIG);
+        ck_assert_int_eq(file_read_regular_at(AT_FDCWD, "/nonexistent/x", 10, &text, &len),
+                         -ENOENT);
+        /* What file_read_all reads, or fails on differently, is refused. */
+        ck_assert_int_eq(file_read_regular_at(AT_FDCWD, "/", 10, &text, &len), -EINVAL);
+        ck_assert_int_eq(file_read_regular_at(AT_FDCWD, "/dev/null", 10, &text, &len), -EINVAL);
+        ck_assert_ptr_null(text);
+}
+END_TEST
+
 START_TEST(test_hexid)
 {
         char a[33], b[33];
@@ -86,7 +352,7 @@ START_TEST(test_hexid)
         ck_assert_int_eq(hexid_new(b), 0);
         ck_assert_uint_eq(strlen(a), 32);
         ck_assert_uint_eq(strspn(a, "0123456789abcdef"), 32);
-        ck_assert_int_eq(a[12], '4');               /* version 4 */
+        ck_assert_int_eq(a[12], '4');                 /* version 4 */
         ck_assert_ptr_nonnull(strchr("89ab", a[16])); /* RFC 4122 variant */
         ck_assert_str_ne(a, b);
 }
@@ -103,6 +369,13 @@ int main(void)
         tcase_add_test(tc, test_strbuf_limit);
         tcase_add_test(tc, test_file_read_all);
         tcase_add_test(tc, test_file_read_empty);
+        tcase_add_test(tc, test_file_read_sizes);
+        tcase_add_test(tc, test_file_read_regular_at);
+        tcase_add_loop_test(tc, test_b64_table, 0, ELEMENTSOF(b64_cases));
+        tcase_add_test(tc, test_base64_vectors);
+        tcase_add_loop_test(tc, test_b64_canonical, 0, ELEMENTSOF(b64_canonical_cases));
+        tcase_add_test(tc, test_b64_round_trip);
+        tcase_add_test(tc, test_b64_append_limit);
         tcase_add_test(tc, test_hexid);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);

@@ -36,8 +36,6 @@ static int app_run(Exec *e, const char *path, const json_t *arg, const ProcRunne
 {
         _cleanup_strbuf_ StrBuf cmd = STRBUF_INIT;
         _cleanup_free_ char *dir = exec_path_dirname(path);
-        _cleanup_free_ char *what = NULL;
-        _cleanup_json_ json_t *result = NULL;
         ExecCommand c;
         struct stat st;
         int r;
@@ -63,24 +61,13 @@ static int app_run(Exec *e, const char *path, const json_t *arg, const ProcRunne
         /* S_IEXEC | S_IREAD, and chmod follows the symlink to the file. */
         if (chmod(path, S_IXUSR | S_IRUSR) < 0)
                 return exec_error_os(ret_err, errno, path);
-        if (asprintf(&what, "script %s", e->script) < 0) {
-                what = NULL;
-                return -ENOMEM;
-        }
         c = (ExecCommand){
                 .shell = cmd.data,
                 .cwd = dir,
-                .what = what,
                 .name = e->script,
                 .error_lines = false,
         };
-        r = exec_command(e, &c, runner, &result, ret_err);
-        if (r != 0)
-                return r;
-        if ((r = exec_verify(e, e->script, result, ret_err)) != 0)
-                return r;
-        *ret_result = TAKE_PTR(result);
-        return 0;
+        return exec_command(e, &c, runner, ret_result, ret_err);
 }
 
 const ExecOps exec_application_ops = {

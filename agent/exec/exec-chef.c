@@ -32,10 +32,8 @@ static int run_berks(Exec *e, const char *dir, const char *module, const ProcRun
         _cleanup_free_ char *relative = NULL;
         _cleanup_free_ char *berksfile = NULL;
         _cleanup_free_ char *cookbooks = NULL;
-        _cleanup_free_ char *what = NULL;
         _cleanup_strbuf_ StrBuf cmd = STRBUF_INIT;
         _cleanup_json_ json_t *result = NULL;
-        ExecCommand c;
         int r;
 
         if (!opt || json_is_null(opt)) {
@@ -65,23 +63,10 @@ static int run_berks(Exec *e, const char *dir, const char *module, const ProcRun
             (r = exec_shell_word(&cmd, berksfile)) < 0 || (r = strbuf_putc(&cmd, ' ')) < 0 ||
             (r = exec_shell_word(&cmd, cookbooks)) < 0)
                 return r;
-        if (asprintf(&what, "script %s (berks vendor)", e->script) < 0) {
-                what = NULL;
-                return -ENOMEM;
-        }
-        c = (ExecCommand){
-                .shell = cmd.data,
-                .cwd = dir,
-                .what = what,
-                .name = e->entry_point,
-                .error_lines = true,
-        };
-        if ((r = exec_command(e, &c, runner, &result, err)) != 0)
-                return r;
         /* With verifyExitcode (the default) the reference's command runner
          * raises first, so "Berks returned error code" is seen only with
          * verifyExitcode off. */
-        if ((r = exec_verify(e, e->entry_point, result, err)) != 0)
+        if ((r = exec_recipe_command(e, cmd.data, dir, "berks vendor", runner, &result, err)) != 0)
                 return r;
         if (json_integer_value(json_object_get(result, "exitCode")) != 0)
                 return exec_error(err, EXEC_ERROR_SCRIPT, TAKE_PTR(result),
@@ -106,7 +91,7 @@ static int node_json(const char *module, const char *recipe, const json_t *attrs
         }
         if (json_object_set_new(node, "run_list", json_pack("[s]", item)) < 0)
                 return -ENOMEM;
-        if (attrs && exec_truthy(attrs)) {
+        if (attrs && pyrepr_truthy(attrs)) {
                 if (!json_is_object(attrs) && !json_is_array(attrs))
                         return exec_error_no_strerror(err, "AttributeError");
                 if (json_object_set_new(node, module, json_deep_copy(attrs)) < 0)
@@ -156,17 +141,14 @@ static int chef_run(Exec *e, const char *path, const json_t *attrs, const ProcRu
         _cleanup_free_ char *dir = NULL;
         _cleanup_free_ char *cookbooks = NULL;
         _cleanup_free_ char *solo = NULL;
-        _cleanup_free_ char *what = NULL;
         _cleanup_strbuf_ StrBuf cmd = STRBUF_INIT;
-        _cleanup_json_ json_t *result = NULL;
-        ExecCommand c;
         int r;
 
         if ((r = exec_module_split(e, &module, &recipe, ret_err)) != 0)
                 return r;
         if ((r = exec_path_normalize(path, &dir)) < 0)
                 return r;
-        if (exec_truthy(exec_option(e, "useBerkshelf"))) {
+        if (pyrepr_truthy(exec_option(e, "useBerkshelf"))) {
                 if ((r = run_berks(e, dir, module, runner, &cookbooks, ret_err)) != 0)
                         return r;
         } else if (!(cookbooks = strdup(dir))) {
@@ -181,23 +163,7 @@ static int chef_run(Exec *e, const char *path, const json_t *attrs, const ProcRu
         if ((r = strbuf_puts(&cmd, "chef-solo -j " NODE_JSON " -c ")) < 0 ||
             (r = exec_shell_word(&cmd, solo)) < 0)
                 return r;
-        if (asprintf(&what, "script %s (chef-solo)", e->script) < 0) {
-                what = NULL;
-                return -ENOMEM;
-        }
-        c = (ExecCommand){
-                .shell = cmd.data,
-                .cwd = dir,
-                .what = what,
-                .name = e->entry_point,
-                .error_lines = true,
-        };
-        if ((r = exec_command(e, &c, runner, &result, ret_err)) != 0)
-                return r;
-        if ((r = exec_verify(e, e->entry_point, result, ret_err)) != 0)
-                return r;
-        *ret_result = TAKE_PTR(result);
-        return 0;
+        return exec_recipe_command(e, cmd.data, dir, "chef-solo", runner, ret_result, ret_err);
 }
 
 const ExecOps exec_chef_ops = {

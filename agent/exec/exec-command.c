@@ -12,6 +12,8 @@
  * printed Latin-1 (docs/executors.md, "Differences"). */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "exec/exec-internal.h"
@@ -218,33 +220,9 @@ static int build_result(const Exec *e, const ExecCommand *c, const ProcResult *p
         return 0;
 }
 
-int exec_command(const Exec *e, const ExecCommand *c, const ProcRunner *runner, json_t **ret_result,
-                 BodyCallError *ret_err)
-{
-        const char *argv[] = {"/bin/sh", "-c", c->shell, NULL};
-        ProcRequest req = {
-                .argv = argv,
-                .cwd = c->cwd,
-                .capture_stdout = e->capture_stdout,
-                .capture_stderr = e->capture_stderr,
-                .what = c->what,
-        };
-        _cleanup_(proc_result_clear) ProcResult pr = {0};
-        _cleanup_json_ json_t *result = NULL;
-        int r;
-
-        r = runner->run(runner->userdata, &req, &pr);
-        if (r < 0)
-                return r;
-        if ((r = build_result(e, c, &pr, &result)) < 0)
-                return r;
-        if (pr.failure)
-                return failure_error(c->name, &pr, result, ret_err);
-        *ret_result = TAKE_PTR(result);
-        return 0;
-}
-
-int exec_verify(const Exec *e, const char *name, const json_t *result, BodyCallError *err)
+/* verifyExitcode: 1 with "Script {name} returned error code" (code 100,
+ * AdditionalInfo = the result) when it is on and the exit code is not 0. */
+static int verify(const Exec *e, const char *name, const json_t *result, BodyCallError *err)
 {
         json_t *info;
 
@@ -254,4 +232,53 @@ int exec_verify(const Exec *e, const char *name, const json_t *result, BodyCallE
         if (!info)
                 return -ENOMEM;
         return exec_error(err, EXEC_ERROR_SCRIPT, info, "Script %s returned error code", name);
+}
+
+int exec_command(const Exec *e, const ExecCommand *c, const ProcRunner *runner, json_t **ret_result,
+                 BodyCallError *ret_err)
+{
+        _cleanup_free_ char *what = NULL;
+        const char *argv[] = {"/bin/sh", "-c", c->shell, NULL};
+        ProcRequest req = {
+                .argv = argv,
+                .cwd = c->cwd,
+                .capture_stdout = e->capture_stdout,
+                .capture_stderr = e->capture_stderr,
+        };
+        _cleanup_(proc_result_clear) ProcResult pr = {0};
+        _cleanup_json_ json_t *result = NULL;
+        int r;
+
+        r = c->step ? asprintf(&what, "script %s (%s)", e->script, c->step)
+                    : asprintf(&what, "script %s", e->script);
+        if (r < 0) {
+                what = NULL;
+                return -ENOMEM;
+        }
+        req.what = what;
+        r = runner->run(runner->userdata, &req, &pr);
+        if (r < 0)
+                return r;
+        if ((r = build_result(e, c, &pr, &result)) < 0)
+                return r;
+        if (pr.failure)
+                return failure_error(c->name, &pr, result, ret_err);
+        if ((r = verify(e, c->name, result, ret_err)) != 0)
+                return r;
+        *ret_result = TAKE_PTR(result);
+        return 0;
+}
+
+int exec_recipe_command(const Exec *e, const char *shell, const char *dir, const char *step,
+                        const ProcRunner *runner, json_t **ret_result, BodyCallError *ret_err)
+{
+        const ExecCommand c = {
+                .shell = shell,
+                .cwd = dir,
+                .step = step,
+                .name = e->entry_point,
+                .error_lines = true,
+        };
+
+        return exec_command(e, &c, runner, ret_result, ret_err);
 }

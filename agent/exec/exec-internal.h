@@ -65,9 +65,6 @@ int exec_error_config(BodyCallError *err, const char *kind, const char *module, 
  * the original exception. */
 int exec_error_no_strerror(BodyCallError *err, const char *exc);
 
-/* Python's truth value of a JSON value; false for NULL. */
-bool exec_truthy(const json_t *v);
-
 /* Options[key] (borrowed), NULL when absent. */
 const json_t *exec_option(const Exec *e, const char *key);
 
@@ -76,20 +73,24 @@ const json_t *exec_option(const Exec *e, const char *key);
 typedef struct ExecCommand {
         const char *shell; /* the text for /bin/sh -c */
         const char *cwd;   /* absolute */
-        const char *what;  /* for the runner's logs */
+        const char *step;  /* the runner's logs say "script <key> (<step>)"; NULL: "script <key>" */
         const char *name;  /* {name} in "Script {name} ..." messages */
         bool error_lines;  /* Chef and Puppet: stdout lines with ERROR join stderr */
 } ExecCommand;
 
 /* Run the command with the script's capture options and build the result
- * object; the exit code is not judged here. 1 with err for a command that
- * did not run to its end (timeout, spawn failure, stop). */
+ * object. 1 with err for a command that did not run to its end (timeout,
+ * spawn failure, stop), and with verifyExitcode on, for one that exited
+ * with another code than 0: "Script {name} returned error code" (code 100,
+ * AdditionalInfo = the result). */
 int exec_command(const Exec *e, const ExecCommand *c, const ProcRunner *runner, json_t **ret_result,
                  BodyCallError *ret_err);
 
-/* verifyExitcode: 1 with "Script {name} returned error code" (code 100,
- * AdditionalInfo = the result) when it is on and the exit code is not 0. */
-int exec_verify(const Exec *e, const char *name, const json_t *result, BodyCallError *err);
+/* Chef and Puppet: exec_command() for one of their commands, run in dir.
+ * Their messages name the script by its EntryPoint, and lines of stdout
+ * that contain ERROR join stderr. */
+int exec_recipe_command(const Exec *e, const char *shell, const char *dir, const char *step,
+                        const ProcRunner *runner, json_t **ret_result, BodyCallError *ret_err);
 
 /* Captured bytes as Python's text mode gives them: UTF-8 with U+FFFD for
  * each invalid sequence (errors="replace"), "\r\n" and "\r" turned into

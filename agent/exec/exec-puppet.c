@@ -104,10 +104,7 @@ static int puppet_run(Exec *e, const char *path, const json_t *attrs, const Proc
         _cleanup_free_ char *module = NULL;
         _cleanup_free_ char *recipe = NULL;
         _cleanup_free_ char *dir = NULL;
-        _cleanup_free_ char *what = NULL;
         _cleanup_strbuf_ StrBuf cmd = STRBUF_INIT;
-        _cleanup_json_ json_t *result = NULL;
-        ExecCommand c;
         int r;
 
         if ((r = exec_module_split(e, &module, &recipe, ret_err)) != 0)
@@ -119,23 +116,7 @@ static int puppet_run(Exec *e, const char *path, const json_t *attrs, const Proc
         if ((r = strbuf_puts(&cmd, "puppet apply --hiera_config=hiera.yaml --modulepath ")) < 0 ||
             (r = exec_shell_word(&cmd, dir)) < 0 || (r = strbuf_puts(&cmd, " manifest.pp")) < 0)
                 return r;
-        if (asprintf(&what, "script %s (puppet apply)", e->script) < 0) {
-                what = NULL;
-                return -ENOMEM;
-        }
-        c = (ExecCommand){
-                .shell = cmd.data,
-                .cwd = dir,
-                .what = what,
-                .name = e->entry_point,
-                .error_lines = true,
-        };
-        if ((r = exec_command(e, &c, runner, &result, ret_err)) != 0)
-                return r;
-        if ((r = exec_verify(e, e->entry_point, result, ret_err)) != 0)
-                return r;
-        *ret_result = TAKE_PTR(result);
-        return 0;
+        return exec_recipe_command(e, cmd.data, dir, "puppet apply", runner, ret_result, ret_err);
 }
 
 const ExecOps exec_puppet_ops = {

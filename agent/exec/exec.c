@@ -121,28 +121,6 @@ int exec_error_no_strerror(BodyCallError *err, const char *exc)
                           "'%s' object has no attribute 'strerror'", exc);
 }
 
-bool exec_truthy(const json_t *v)
-{
-        if (!v)
-                return false;
-        switch (json_typeof(v)) {
-        case JSON_OBJECT:
-                return json_object_size(v) > 0;
-        case JSON_ARRAY:
-                return json_array_size(v) > 0;
-        case JSON_STRING:
-                return json_string_length(v) > 0;
-        case JSON_INTEGER:
-                return json_integer_value(v) != 0;
-        case JSON_REAL:
-                return json_real_value(v) != 0.0;
-        case JSON_TRUE:
-                return true;
-        default:
-                return false;
-        }
-}
-
 const json_t *exec_option(const Exec *e, const char *key)
 {
         return e->options ? json_object_get(e->options, key) : NULL;
@@ -152,7 +130,7 @@ const json_t *exec_option(const Exec *e, const char *key)
 static bool option_default_true(const Exec *e, const char *key)
 {
         const json_t *v = exec_option(e, key);
-        return v ? exec_truthy(v) : true;
+        return v ? pyrepr_truthy(v) : true;
 }
 
 /* ScriptRunner._load: `script_info.get("Options") or {}`, then .get() on it.
@@ -161,7 +139,7 @@ static int load_options(Exec *e, const json_t *script)
 {
         const json_t *o = json_object_get(script, "Options");
 
-        if (o && exec_truthy(o) && !json_is_object(o)) {
+        if (o && pyrepr_truthy(o) && !json_is_object(o)) {
                 if (asprintf(&e->options_error, "'%s' object has no attribute 'get'",
                              pyrepr_type_name(o)) < 0) {
                         e->options_error = NULL;

@@ -36,27 +36,6 @@ static bool is_space(char c)
         return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
-/* Python's truth value of a JSON value. */
-static bool py_truthy(const json_t *v)
-{
-        switch (json_typeof(v)) {
-        case JSON_OBJECT:
-                return json_object_size(v) > 0;
-        case JSON_ARRAY:
-                return json_array_size(v) > 0;
-        case JSON_STRING:
-                return json_string_length(v) > 0;
-        case JSON_INTEGER:
-                return json_integer_value(v) != 0;
-        case JSON_REAL:
-                return json_real_value(v) != 0.0;
-        case JSON_TRUE:
-                return true;
-        default:
-                return false;
-        }
-}
-
 /* The reference's checks of file_def['URL'] before anything is made. On
  * success *ret_url is the URL (borrowed from the plan). */
 static int check_url(const json_t *file_def, const char **ret_url, PlanError *err)
@@ -78,7 +57,7 @@ static int check_url(const json_t *file_def, const char **ret_url, PlanError *er
         if (!json_is_string(url)) {
                 /* urlsplit() decodes a value that is not a str with .decode()
                  * when it is true, and treats it as '' when it is false. */
-                if (py_truthy(url))
+                if (pyrepr_truthy(url))
                         return files_fail(err, PLAN_CODE_EXCEPTION,
                                           "'%s' object has no attribute 'decode'",
                                           pyrepr_type_name(url));

@@ -47,18 +47,6 @@ int files_own_dir_at(const Files *f, int dfd, const char *name);
  * without a ProcRunner, or another negative errno. */
 int files_download(Files *f, const char *file_id, const json_t *file_def, PlanError *err);
 
-/* --- files-base64.c --- */
-
-/* Decode text as Python 3.11's base64.b64decode(text) (validate=False)
- * does: bytes outside the alphabet are skipped, decoding stops at the
- * padding that completes a quantum, and an unfinished quantum is an error.
- * Returns 0 with *ret (owned, NUL-terminated for convenience) and *ret_len;
- * 1 when the text is not valid, with *ret_error set to binascii.Error's text
- * ("Incorrect padding", "Invalid base64-encoded string: number of data
- * characters (5) cannot be 1 more than a multiple of 4"), owned; or
- * -ENOMEM. */
-int files_b64decode(const char *text, size_t len, char **ret, size_t *ret_len, char **ret_error);
-
 /* --- files-url.c --- */
 
 typedef enum FilesUrlKind {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "files/files-internal.h"
+#include "util/base64.h"
 #include "util/hexid.h"
 #include "util/pyrepr.h"
 #include "util/strbuf.h"
@@ -337,8 +338,7 @@ static int inline_content(const json_t *file_def, const char **ret_data, size_t 
 
         char *data = NULL, *why = NULL;
         size_t len = 0;
-        int r = files_b64decode(json_string_value(body), json_string_length(body), &data, &len,
-                                &why);
+        int r = base64_decode(json_string_value(body), json_string_length(body), &data, &len, &why);
         if (r < 0)
                 return r;
         if (r > 0) {

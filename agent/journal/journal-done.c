@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "journal/journal-internal.h"
+#include "util/fileio.h"
 #include "util/pyjson.h"
 
 bool journal_done_id_ok(const json_t *plan_id)
@@ -141,7 +142,7 @@ static unsigned done_prune(Journal *j)
 int journal_done_open(Journal *j)
 {
         DIR *d;
-        int fd, r = 0;
+        int r = 0;
 
         if (j->ops.mkdirat(j->plans_fd, JOURNAL_DONE_DIR, 0700) == 0) {
                 r = journal_sync(j, j->plans_fd);
@@ -154,14 +155,9 @@ int journal_done_open(Journal *j)
         if (j->done_fd < 0)
                 return j->done_fd;
 
-        fd = openat(j->done_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return -ENOMEM;
-        }
+        r = journal_list_open(j->done_fd, &d);
+        if (r < 0)
+                return r;
         for (struct dirent *de; (errno = 0, de = readdir(d));) {
                 int64_t t;
 
@@ -247,7 +243,7 @@ static int result_matches(int dirfd, const char *dir, const json_t *plan_id, cha
         int r;
 
         snprintf(path, sizeof(path), "%s/%s", dir, JOURNAL_RESULT_FILE);
-        r = journal_read_at(dirfd, path, JOURNAL_MAX_RESULT_FILE, &text, &len);
+        r = file_read_regular_at(dirfd, path, JOURNAL_MAX_RESULT_FILE, &text, &len);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)

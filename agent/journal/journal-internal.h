@@ -2,6 +2,7 @@
  * helper here expects the caller to hold j->lock. */
 #pragma once
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -63,6 +64,11 @@ bool journal_ts_valid(const char *name);
  * Returns the descriptor or -errno. */
 int journal_open_dir(Journal *j, int dirfd, const char *path);
 
+/* A stream listing dirfd's directory from its start, on a descriptor of
+ * its own, so that closedir() leaves dirfd open. Returns 0, -errno from
+ * openat(), or -ENOMEM when the stream cannot be made. */
+int journal_list_open(int dirfd, DIR **ret);
+
 /* fsync a descriptor through the ops. Returns 0 or -errno. */
 int journal_sync(Journal *j, int fd);
 
@@ -72,10 +78,6 @@ int journal_sync(Journal *j, int fd);
  * happened. Returns 0 or -errno. */
 int journal_write_atomic(Journal *j, int dirfd, const char *tmp, const char *name, const void *data,
                          size_t len, bool undo);
-
-/* Read dirfd/path whole (at most max bytes: else -EFBIG), with a NUL after
- * the data. Returns 0 or -errno. */
-int journal_read_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
 
 /* Whether dirfd/path exists (following symlinks, as Python's
  * os.path.exists does). */
@@ -87,18 +89,6 @@ int journal_rm_rf_at(Journal *j, int dirfd, const char *name);
 
 /* Wall-clock now through the ops. */
 int journal_now(Journal *j, struct timespec *ret);
-
-/* --- journal-base64.c -------------------------------------------------- */
-
-/* Length of the Base64 text of n bytes. */
-size_t journal_b64_len(size_t n);
-/* Write the Base64 text of p[0..len) to out (journal_b64_len(len) bytes,
- * no NUL); returns the length written. */
-size_t journal_b64_encode(char *out, const unsigned char *p, size_t len);
-/* Decode Base64 text as b64encode writes it: groups of four, '=' only to
- * pad the last. *ret gets a NUL after the bytes. Returns 0, -EINVAL for
- * anything else, or -ENOMEM. */
-int journal_b64_decode(const char *s, size_t len, unsigned char **ret, size_t *ret_len);
 
 /* --- journal-stamp.c --------------------------------------------------- */
 

@@ -1,6 +1,7 @@
 /* The journal's file operations: the system-call table that tests replace,
- * atomic and durable writes, whole-file reads and tree removal. Reads and
- * directory listings go straight to the system: only the calls that change
+ * atomic and durable writes, and tree removal. Reads (whole files through
+ * util/fileio.h's file_read_regular_at) and directory listings go
+ * straight to the system: only the calls that change
  * the disk (and the clock) pass through JournalOps, which is what the
  * fault-injection tests need. */
 #include <dirent.h>
@@ -41,6 +42,22 @@ int journal_open_dir(Journal *j, int dirfd, const char *path)
         int fd = j->ops.openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW, 0);
 
         return fd < 0 ? -errno : fd;
+}
+
+int journal_list_open(int dirfd, DIR **ret)
+{
+        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d;
+
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return -ENOMEM;
+        }
+        *ret = d;
+        return 0;
 }
 
 int journal_sync(Journal *j, int fd)
@@ -99,61 +116,6 @@ int journal_write_atomic(Journal *j, int dirfd, const char *tmp, const char *nam
 fail_tmp:
         (void)j->ops.unlinkat(dirfd, tmp, 0);
         return r;
-}
-
-int journal_read_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)
-{
-        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        _cleanup_free_ char *buf = NULL;
-        size_t len = 0, cap;
-        struct stat st;
-
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
-        if ((uint64_t)st.st_size > max)
-                return -EFBIG;
-        /* The size is a hint: the loop still reads to the end, so a file
-         * that grows is read whole (up to max) or refused. */
-        cap = (size_t)st.st_size + 1;
-        buf = malloc(cap + 1);
-        if (!buf)
-                return -ENOMEM;
-        for (;;) {
-                ssize_t n;
-
-                if (len == cap) {
-                        size_t ncap = cap * 2;
-                        char *p;
-
-                        if (len > max)
-                                return -EFBIG;
-                        p = realloc(buf, ncap + 1);
-                        if (!p)
-                                return -ENOMEM;
-                        buf = p;
-                        cap = ncap;
-                }
-                n = read(fd, buf + len, cap - len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
-                len += (size_t)n;
-        }
-        if (len > max)
-                return -EFBIG;
-        buf[len] = '\0';
-        *ret = TAKE_PTR(buf);
-        if (ret_len)
-                *ret_len = len;
-        return 0;
 }
 
 bool journal_exists_at(int dirfd, const char *path)

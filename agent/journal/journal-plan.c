@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "journal/journal-internal.h"
+#include "util/fileio.h"
+#include "util/base64.h"
 #include "util/pyjson.h"
 #include "util/strbuf.h"
 #include "util/utf8.h"
@@ -68,15 +70,15 @@ static int plan_text(const void *body, size_t body_len, const void *sig, size_t 
             (r = reply_to ? quote_text(&tail, reply_to) : strbuf_puts(&tail, "null")) < 0 ||
             (r = strbuf_putc(&tail, '}')) < 0)
                 return r;
-        n = strlen(PLAN_HEAD) + journal_b64_len(body_len) + strlen(PLAN_MID) +
-            journal_b64_len(sig_len) + tail.len;
+        n = strlen(PLAN_HEAD) + base64_encoded_len(body_len) + strlen(PLAN_MID) +
+            base64_encoded_len(sig_len) + tail.len;
         buf = p = malloc(n + 1);
         if (!buf)
                 return -ENOMEM;
         p = mempcpy(p, PLAN_HEAD, strlen(PLAN_HEAD));
-        p += journal_b64_encode(p, body, body_len);
+        p += base64_encode(p, body, body_len);
         p = mempcpy(p, PLAN_MID, strlen(PLAN_MID));
-        p += journal_b64_encode(p, sig, sig_len);
+        p += base64_encode(p, sig, sig_len);
         p = mempcpy(p, tail.data, tail.len);
         *p = '\0';
         *ret = buf;
@@ -271,24 +273,26 @@ static int plan_decode(const PlanFields *f, JournalPlan *p, char **ret_error)
 {
         const json_t *id = json_object_get(f->rest, "ID");
         const json_t *reply_to = json_object_get(f->rest, "ReplyTo");
-        unsigned char *bytes;
+        char *bytes;
         size_t n;
         int r;
 
-        r = journal_b64_decode(f->data, f->data_len, &bytes, &p->body_len);
+        /* Only what b64encode writes is read. The reference decodes with
+         * the lenient b64decode, but both agents write plan.json with
+         * b64encode, so any other text is a damaged file. */
+        r = base64_decode_canonical(f->data, f->data_len, &p->body, &p->body_len);
         if (r == -EINVAL)
                 return corrupt(ret_error, "the \"Data\" of plan.json is not Base64");
         if (r < 0)
                 return r;
-        p->body = (char *)bytes;
         if (f->sig) {
-                r = journal_b64_decode(f->sig, f->sig_len, &bytes, &n);
+                r = base64_decode_canonical(f->sig, f->sig_len, &bytes, &n);
                 if (r == -EINVAL)
                         return corrupt(ret_error, "the \"Signature\" of plan.json is not Base64");
                 if (r < 0)
                         return r;
                 if (n > 0) {
-                        p->signature = bytes;
+                        p->signature = (unsigned char *)bytes;
                         p->signature_len = n;
                 } else {
                         free(bytes);
@@ -316,7 +320,7 @@ int journal_load_plan(Journal *j, const char *ts, JournalPlan **ret, char **ret_
         if (!journal_ts_valid(ts))
                 return -EINVAL;
         snprintf(path, sizeof(path), "%s/%s", ts, JOURNAL_PLAN_FILE);
-        r = journal_read_at(j->plans_fd, path, j->max_plan_file, &text, &len);
+        r = file_read_regular_at(j->plans_fd, path, j->max_plan_file, &text, &len);
         if (r == -EFBIG)
                 return corrupt(ret_error, "plan.json is larger than %zu bytes", j->max_plan_file);
         if (r == -EINVAL)
@@ -373,5 +377,5 @@ int journal_load_result(Journal *j, const char *ts, char **ret_text, size_t *ret
         snprintf(path, sizeof(path), "%s/%s", ts, JOURNAL_RESULT_FILE);
         /* Results are written by the agent itself, so the cap is only
          * there to refuse a file that some accident made huge. */
-        return journal_read_at(j->plans_fd, path, JOURNAL_MAX_RESULT_FILE, ret_text, ret_len);
+        return file_read_regular_at(j->plans_fd, path, JOURNAL_MAX_RESULT_FILE, ret_text, ret_len);
 }

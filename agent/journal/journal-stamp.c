@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "journal/journal-internal.h"
+#include "util/fileio.h"
 #include "util/macro.h"
 
 /* Python's int(text) for what a stamp file can hold: surrounding
@@ -55,7 +56,7 @@ int journal_stamp_load(Journal *j)
         int r;
 
         j->last_stamp = 0;
-        r = journal_read_at(j->plans_fd, JOURNAL_STAMP_FILE, 64, &text, &len);
+        r = file_read_regular_at(j->plans_fd, JOURNAL_STAMP_FILE, 64, &text, &len);
         if (r == -ENOENT)
                 return 0;
         if (r == -EFBIG || r == -EINVAL ||

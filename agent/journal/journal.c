@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "journal/journal-internal.h"
+#include "util/fileio.h"
 
 /* Room for any plan the agent accepts with the default max_plan_size of
  * 64 MiB (86 MiB of Base64), and more. */
@@ -97,17 +98,12 @@ static void recover_entry(Journal *j, const char *ts)
 
 static int recover(Journal *j)
 {
-        int fd = openat(j->plans_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        int r = 0;
+        int r;
         DIR *d;
 
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return -ENOMEM;
-        }
+        r = journal_list_open(j->plans_fd, &d);
+        if (r < 0)
+                return r;
         for (struct dirent *de; (errno = 0, de = readdir(d));) {
                 if (streq(de->d_name, JOURNAL_STAMP_TMP)) {
                         if (j->ops.unlinkat(j->plans_fd, de->d_name, 0) == 0)
@@ -202,17 +198,12 @@ int journal_list_locked(Journal *j, JournalEntry **ret, size_t *ret_n)
 {
         _cleanup_free_ JournalEntry *v = NULL;
         size_t n = 0, cap = 0;
-        int fd, r = 0;
         DIR *d;
+        int r;
 
-        fd = openat(j->plans_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return -ENOMEM;
-        }
+        r = journal_list_open(j->plans_fd, &d);
+        if (r < 0)
+                return r;
         for (struct dirent *de; (errno = 0, de = readdir(d));) {
                 JournalState state;
 
@@ -301,7 +292,7 @@ static int remove_record(Journal *j, const char *ts)
         if (j->done_max_count == 0 || j->done_max_age <= 0)
                 return 0;
         snprintf(path, sizeof(path), "%s/%s", ts, JOURNAL_RESULT_FILE);
-        r = journal_read_at(j->plans_fd, path, JOURNAL_MAX_RESULT_FILE, &text, &len);
+        r = file_read_regular_at(j->plans_fd, path, JOURNAL_MAX_RESULT_FILE, &text, &len);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)

@@ -14,6 +14,7 @@
 #include "result/result.h"
 #include "runner/runner-internal.h"
 #include "util/macro.h"
+#include "util/pyrepr.h"
 
 typedef struct PlanScript {
         const char *name; /* borrowed from the plan */
@@ -111,30 +112,6 @@ static const char *plan_cwd(void *userdata)
         return p->cwd;
 }
 
-/* Python's type name for a JSON value, for the error a non-string Body
- * gives in the reference (Body.expandtabs on an int, ...). */
-static const char *py_type_name(const json_t *v)
-{
-        switch (json_typeof(v)) {
-        case JSON_OBJECT:
-                return "dict";
-        case JSON_ARRAY:
-                return "list";
-        case JSON_STRING:
-                return "str";
-        case JSON_INTEGER:
-                return "int";
-        case JSON_REAL:
-                return "float";
-        case JSON_TRUE:
-        case JSON_FALSE:
-                return "bool";
-        case JSON_NULL:
-        default:
-                return "NoneType";
-        }
-}
-
 /* An error result with the plan's SourceID; NULL when out of memory. */
 static json_t *error_result(RunnerJob *job, int code, const char *message, const json_t *info)
 {
@@ -196,7 +173,7 @@ static json_t *plan_run_body(PlanRun *p)
                 return error_result(job, 1, "'Body'", NULL);
         if (!json_is_string(body)) {
                 snprintf(msg, sizeof(msg), "'%s' object has no attribute 'expandtabs'",
-                         py_type_name(body));
+                         pyrepr_type_name(body));
                 return error_result(job, 1, msg, NULL);
         }
         for (size_t i = 0; i < p->n_scripts; i++)

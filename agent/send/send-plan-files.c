@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/base64.h"
 #include "util/fileio.h"
 #include "util/macro.h"
 #include "util/utf8.h"
@@ -205,13 +206,23 @@ static int read_resource(const char *path, const char *shown, size_t max, char *
         return 0;
 }
 
+/* The text, which is UTF-8, as a new JSON string. */
+static int text_json(const StrBuf *text, json_t **ret)
+{
+        json_t *s = json_stringn_nocheck(text->data ? text->data : "", text->len);
+
+        if (!s)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}
+
 int send_plan_read_text(const char *path, const char *shown, size_t max, json_t **ret,
                         char **ret_error)
 {
         _cleanup_strbuf_ StrBuf text = STRBUF_INIT;
         _cleanup_free_ char *data = NULL;
         size_t len, bad;
-        json_t *s;
         int r;
 
         r = read_resource(path, shown, max, &data, &len, ret_error);
@@ -236,42 +247,7 @@ int send_plan_read_text(const char *path, const char *shown, size_t max, json_t 
                 if (r < 0)
                         return r;
         }
-        s = json_stringn_nocheck(text.data ? text.data : "", text.len);
-        if (!s)
-                return -ENOMEM;
-        *ret = s;
-        return 0;
-}
-
-int send_plan_base64(StrBuf *out, const unsigned char *data, size_t len)
-{
-        static const char alphabet[] =
-                "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        size_t i;
-        int r = 0;
-
-        for (i = 0; r >= 0 && i + 3 <= len; i += 3) {
-                char q[4] = {
-                        alphabet[data[i] >> 2],
-                        alphabet[((data[i] & 0x03) << 4) | (data[i + 1] >> 4)],
-                        alphabet[((data[i + 1] & 0x0f) << 2) | (data[i + 2] >> 6)],
-                        alphabet[data[i + 2] & 0x3f],
-                };
-                r = strbuf_append(out, q, 4);
-        }
-        if (r >= 0 && len - i == 1) {
-                char q[4] = {alphabet[data[i] >> 2], alphabet[(data[i] & 0x03) << 4], '=', '='};
-                r = strbuf_append(out, q, 4);
-        } else if (r >= 0 && len - i == 2) {
-                char q[4] = {
-                        alphabet[data[i] >> 2],
-                        alphabet[((data[i] & 0x03) << 4) | (data[i + 1] >> 4)],
-                        alphabet[(data[i + 1] & 0x0f) << 2],
-                        '=',
-                };
-                r = strbuf_append(out, q, 4);
-        }
-        return r < 0 ? r : 0;
+        return text_json(&text, ret);
 }
 
 int send_plan_read_base64(const char *path, const char *shown, size_t max, const char *suffix,
@@ -280,20 +256,15 @@ int send_plan_read_base64(const char *path, const char *shown, size_t max, const
         _cleanup_strbuf_ StrBuf text = STRBUF_INIT;
         _cleanup_free_ char *data = NULL;
         size_t len;
-        json_t *s;
         int r;
 
         r = read_resource(path, shown, max, &data, &len, ret_error);
         if (r != 0)
                 return r;
-        r = send_plan_base64(&text, (const unsigned char *)data, len);
+        r = base64_append(&text, data, len);
         if (r >= 0)
                 r = strbuf_puts(&text, suffix);
         if (r < 0)
                 return r;
-        s = json_stringn_nocheck(text.data ? text.data : "", text.len);
-        if (!s)
-                return -ENOMEM;
-        *ret = s;
-        return 0;
+        return text_json(&text, ret);
 }

@@ -41,6 +41,3 @@ int send_plan_read_text(const char *path, const char *shown, size_t max, json_t 
  * followed by `suffix`. */
 int send_plan_read_base64(const char *path, const char *shown, size_t max, const char *suffix,
                           json_t **ret, char **ret_error);
-
-/* Append the Base64 text of data[0..len) to out. */
-int send_plan_base64(StrBuf *out, const unsigned char *data, size_t len);

@@ -15,6 +15,7 @@
 #include "util/hexid.h"
 #include "util/macro.h"
 #include "util/pyjson.h"
+#include "util/pyrepr.h"
 
 typedef struct Builder {
         const SendPlanEnv *env;
@@ -46,28 +47,6 @@ int64_t send_plan_stamp(double now)
         if (!isfinite(v) || v >= 9.2e18 || v <= -9.2e18)
                 return 0;
         return (int64_t)v;
-}
-
-int send_plan_truthy(const json_t *v)
-{
-        if (!v)
-                return 0;
-        switch (json_typeof(v)) {
-        case JSON_OBJECT:
-                return json_object_size(v) > 0;
-        case JSON_ARRAY:
-                return json_array_size(v) > 0;
-        case JSON_STRING:
-                return json_string_length(v) > 0;
-        case JSON_INTEGER:
-                return json_integer_value(v) != 0;
-        case JSON_REAL:
-                return json_real_value(v) != 0.0;
-        case JSON_TRUE:
-                return 1;
-        default:
-                return 0;
-        }
 }
 
 static int new_id(const SendPlanEnv *env, char buf[static 33])
@@ -375,7 +354,7 @@ int send_plan_build(const json_t *tmpl, const SendPlanEnv *env, json_t **ret, ch
         b = (Builder){.env = env, .plan = plan, .names = names, .error = ret_error};
 
         fv = json_object_get(plan, "FormatVersion");
-        if (!fv || !send_plan_truthy(fv) ||
+        if (!fv || !pyrepr_truthy(fv) ||
             (json_is_string(fv) && strncmp(json_string_value(fv), "1.", 2) == 0))
                 r = build_v1(&b);
         else if (!json_is_string(fv))
@@ -405,7 +384,7 @@ int send_plan_message_id(const json_t *plan, const SendPlanEnv *env, char **ret_
                 text = strdup(buf);
         } else {
                 key = json_deep_copy(id);
-                if (!send_plan_truthy(id))
+                if (!pyrepr_truthy(id))
                         text = strdup("");
                 else if (json_is_string(id))
                         text = strndup(json_string_value(id), json_string_length(id));

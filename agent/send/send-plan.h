@@ -55,7 +55,3 @@ double send_plan_time_now(void);
  * or an object. */
 int send_plan_message_id(const json_t *plan, const SendPlanEnv *env, char **ret_message_id,
                          json_t **ret_key, char **ret_error);
-
-/* Python truthiness of a JSON value: null, false, 0, 0.0, "", [] and {} are
- * false; so is a missing value (NULL), as dict.get() gives None. */
-int send_plan_truthy(const json_t *v);

@@ -6,6 +6,7 @@
 
 #include "send/send-plan.h"
 #include "util/macro.h"
+#include "util/pyrepr.h"
 
 int send_result_match(const char *body, size_t len, const char *message_id, const json_t *key,
                       json_t **ret_doc)
@@ -35,7 +36,7 @@ static int v1_failed(const json_t *doc)
         const json_t *results, *last;
 
         /* result['IsException'] raises KeyError when it is missing. */
-        if (!exc || send_plan_truthy(exc))
+        if (!exc || pyrepr_truthy(exc))
                 return 1;
         results = json_object_get(doc, "Result");
         if (!results)
@@ -46,7 +47,7 @@ static int v1_failed(const json_t *doc)
         if (!json_is_object(last))
                 return 1;
         exc = json_object_get(last, "IsException");
-        return !exc || send_plan_truthy(exc);
+        return !exc || pyrepr_truthy(exc);
 }
 
 int send_result_failed(const json_t *doc)
@@ -54,7 +55,7 @@ int send_result_failed(const json_t *doc)
         const json_t *fv;
 
         /* Agent._send returns None for a falsy result. */
-        if (!send_plan_truthy(doc))
+        if (!pyrepr_truthy(doc))
                 return 0;
         if (!json_is_object(doc))
                 return 1;
@@ -63,5 +64,5 @@ int send_result_failed(const json_t *doc)
                 return v1_failed(doc);
         if (!json_is_string(fv))
                 return 1; /* .startswith raises AttributeError */
-        return send_plan_truthy(json_object_get(doc, "ErrorCode"));
+        return pyrepr_truthy(json_object_get(doc, "ErrorCode"));
 }

@@ -1,4 +1,5 @@
-/* Reading whole files with a size cap, for plans and config files. */
+/* Reading whole files with a size cap, for plans, config files and the
+ * journal's files. */
 #pragma once
 
 #include <stddef.h>
@@ -6,3 +7,8 @@
 /* Read the file at path into a new NUL-terminated buffer (*ret, *ret_len).
  * Returns 0, -EFBIG when the file is larger than max bytes, or -errno. */
 int file_read_all(const char *path, size_t max, char **ret, size_t *ret_len);
+
+/* The same for dirfd/path (openat() rules), for regular files only:
+ * anything else is -EINVAL, and a file whose size is over max is refused
+ * before it is read. The buffer is sized from the file's size up front. */
+int file_read_regular_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);

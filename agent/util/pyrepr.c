@@ -93,6 +93,28 @@ const char *pyrepr_type_name(const json_t *v)
         }
 }
 
+bool pyrepr_truthy(const json_t *v)
+{
+        if (!v)
+                return false;
+        switch (json_typeof(v)) {
+        case JSON_OBJECT:
+                return json_object_size(v) > 0;
+        case JSON_ARRAY:
+                return json_array_size(v) > 0;
+        case JSON_STRING:
+                return json_string_length(v) > 0;
+        case JSON_INTEGER:
+                return json_integer_value(v) != 0;
+        case JSON_REAL:
+                return json_real_value(v) != 0.0;
+        case JSON_TRUE:
+                return true;
+        default:
+                return false;
+        }
+}
+
 static int repr(const json_t *v, StrBuf *out, unsigned depth)
 {
         char num[32];

@@ -1,4 +1,5 @@
-/* Python's str() and repr() of JSON values, as CPython 3.11 prints them.
+/* Python's str(), repr(), type name and truth value of JSON values, as
+ * CPython 3.11 gives them.
  *
  * The reference agent puts Python-formatted values into messages and onto
  * shell command lines ("Invalid file ID1: {'Name': 'x'}", '{0}'.format(True)),
@@ -13,6 +14,7 @@
 #pragma once
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "util/strbuf.h"
@@ -31,3 +33,7 @@ int pyrepr_string(StrBuf *out, const char *s, size_t len);
 /* The Python type name of v as error messages print it: 'dict', 'list',
  * 'str', 'int', 'float', 'bool' or 'NoneType'. */
 const char *pyrepr_type_name(const json_t *v);
+
+/* bool(v): null, false, 0, 0.0, "", [] and {} are false; so is a missing
+ * value (NULL), as dict.get() gives None. */
+bool pyrepr_truthy(const json_t *v);
