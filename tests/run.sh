@@ -39,14 +39,38 @@ trap 'rm -f "$log"' EXIT
 
 echo "== build and test (gcc, -Werror=$werror)"
 setup build
-meson test -C build --print-errorlogs --num-processes "$jobs" | tee "$log" || true
+meson test -C build --print-errorlogs --num-processes "$jobs" --no-suite integration \
+    --no-suite broker | tee "$log" || true
 count "$log"
+
+# One throwaway broker for the whole run (tests/broker.sh: 127.0.0.1, a free
+# port, its own data directory), shared by the integration tests. Tests that
+# must disrupt a broker (restart it, freeze it, add a TLS listener) start a
+# private one of their own, so they cannot upset the others.
+echo "== integration tests against a real rabbitmq-server"
+broker_dir=$(mktemp -d /tmp/muranoagent-broker.XXXXXX)
+rmdir "$broker_dir"
+trap 'tests/broker.sh stop "$broker_dir" >/dev/null 2>&1 || true; rm -f "$log"' EXIT
+if tests/broker.sh start "$broker_dir"; then
+    # shellcheck disable=SC1091
+    . "$broker_dir/env"
+    export BROKER_DIR BROKER_PORT BROKER_NODE
+    meson test -C build --print-errorlogs --num-processes "$jobs" --suite integration \
+        --suite broker | tee "$log" || true
+    count "$log"
+    tests/broker.sh stop "$broker_dir" >/dev/null 2>&1 || true
+    unset BROKER_DIR BROKER_PORT BROKER_NODE
+else
+    echo "FAIL: the test broker did not start"
+    failed=$((failed + 1))
+fi
 
 if [ -z "${QUICK:-}" ]; then
     echo "== ASan + UBSan (clang)"
     CC=clang setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        meson test -C build-asan --print-errorlogs --num-processes "$jobs" --suite unit | tee "$log" || true
+        meson test -C build-asan --print-errorlogs --num-processes "$jobs" --suite unit \
+        --suite cli | tee "$log" || true
     count "$log"
 
     echo "== valgrind"
