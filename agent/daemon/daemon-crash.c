@@ -43,8 +43,10 @@ void daemon_crash_init(Daemon *d)
                 if (strlen(points[i]) == len && strncmp(points[i], v, len) == 0)
                         d->crash_point = points[i];
         if (!d->crash_point) {
-                log_warning(NULL, "MURANOAGENT_CRASH_AT=%s is not POINT[:N] with a known point; "
-                                  "ignoring it", v);
+                log_warning(NULL,
+                            "MURANOAGENT_CRASH_AT=%s is not POINT[:N] with a known point; "
+                            "ignoring it",
+                            v);
                 return;
         }
         d->crash_countdown = (unsigned)n;

@@ -1,0 +1,3 @@
+greeting() {
+    echo "hello, $1, from the engine-built plan"
+}

@@ -1,0 +1,3 @@
+#!/bin/sh
+. ./common.sh
+greeting "$1"
