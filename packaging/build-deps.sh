@@ -1,14 +1,16 @@
 #!/bin/sh
 # Install what building and testing muranoagent needs on Debian 12, and
 # nothing when it is all there already. Run as root (or with sudo).
-#   packaging/build-deps.sh          build + unit-test dependencies
+#   packaging/build-deps.sh          build + test dependencies (rabbitmq-server,
+#                                    openssl and python3 are for the tests only:
+#                                    a throwaway broker, test keys, JSON checks)
 set -eu
 
 pkgs="gcc meson ninja-build pkg-config
       librabbitmq-dev libyaml-dev libjansson-dev libuv1-dev check
       libssl-dev libcurl4-openssl-dev libsystemd-dev
       clang libclang-rt-14-dev valgrind time
-      rabbitmq-server"
+      rabbitmq-server openssl python3"
 
 missing=""
 for p in $pkgs; do
