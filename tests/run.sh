@@ -99,7 +99,7 @@ if [ -z "${QUICK:-}" ]; then
         CC=clang setup build-fuzz -Dfuzz=true -Dtests=disabled -Dbuildtype=debugoptimized \
             -Db_sanitize=address,undefined -Db_lundef=false
         for f in build-fuzz/tests/fuzz/fuzz-*; do
-            [ -x "$f" ] || continue
+            [ -f "$f" ] && [ -x "$f" ] || continue
             name=$(basename "$f")
             corpus="tests/fuzz/corpus-${name#fuzz-}"
             work=$(mktemp -d)
