@@ -1108,6 +1108,91 @@ START_TEST(test_hostile_nesting)
 }
 END_TEST
 
+/* Tokens in one pass over text, up to the end or the first tokenizer error. */
+static uint64_t one_pass_tokens(const char *text, size_t len)
+{
+        Lexer lx;
+        AstError err = {0};
+        LexToken t;
+        uint64_t n = 0;
+        lexer_init(&lx, text, len, &err);
+        while (lexer_next(&lx, &t) == 0 && t.kind != TOK_ENDMARKER)
+                n++;
+        ast_error_clear(&err);
+        return n + 1;
+}
+
+/* Unbalanced brackets that CPython's error rules make the parser read more
+ * than once (a failed call trailer read again as a parenthesized
+ * expression, comprehension targets read again as an expression...). Each
+ * level of nesting used to double the work: the first case, reduced from a
+ * fuzzer finding (tests/fuzz/corpus-body/slow-parse-unbalanced-brackets),
+ * took a million tokens, and the others would take longer than anyone
+ * waits. The parser remembers which bracketed parts failed
+ * (parser-memo.c): it must now lex at most a few times the tokens of one
+ * pass, and report what CPython 3.11 reports. */
+START_TEST(test_backtracking)
+{
+        static const struct {
+                const char *head, *unit, *tail;
+                int n;
+                const char *message;
+                int line;
+        } cases[] = {
+                {"",
+                 "n[q[r[a(a(t(a(t(e(t(r[i(()for r[i(()for r(y(()for t(()for s((s)for r[i(s()for "
+                 "r[i((((s)for r(y(s()for r[i(((t(e(((t(a(t(e(((t(a[i((((s()for v[i((((s)for "
+                 "s.r(d.s((gs.er(y((",
+                 "", 1, "'(' was never closed", 2},
+                {"", "print(", ":", 150, "invalid syntax", 2},
+                {"", "print [", " = ", 150, "invalid syntax", 2},
+                {"", "a[b:c(", ":", 90, "invalid syntax", 2},
+                {"", "[x for a[", " = ", 90, "invalid syntax", 2},
+                {"", "a if b else c(", ":", 150, "invalid syntax", 2},
+                {"return [x ", "for s[v((e)for r(y(a)\n", "if a else b del", 40,
+                 "'(' was never closed", 41},
+        };
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                size_t hl = strlen(cases[i].head), ul = strlen(cases[i].unit);
+                size_t len = hl + (size_t)cases[i].n * ul + strlen(cases[i].tail);
+                _cleanup_free_ char *body = malloc(len + 1);
+                ck_assert_ptr_nonnull(body);
+                char *p = stpcpy(body, cases[i].head);
+                for (int k = 0; k < cases[i].n; k++)
+                        p = stpcpy(p, cases[i].unit);
+                strcpy(p, cases[i].tail);
+
+                _cleanup_free_ char *text = NULL;
+                size_t text_len;
+                int lines;
+                ck_assert_int_eq(parser_wrap_body(body, len, &text, &text_len, &lines), 0);
+                AstArena arena = {0};
+                AstError err = {0};
+                AstModule mod;
+                ParserStats stats;
+                ck_assert_int_eq(parser_compile_stats(text, text_len, &arena, &mod, &err, &stats),
+                                 -1);
+                ck_assert_str_eq(ast_error_type(&err), "SyntaxError");
+                ck_assert_str_eq(err.msg, cases[i].message);
+                ck_assert_int_eq(err.line, cases[i].line);
+                uint64_t once = one_pass_tokens(text, text_len);
+                ck_assert_msg(stats.tokens <= 16 * once, "case %zu: %llu tokens for %llu", i,
+                              (unsigned long long)stats.tokens, (unsigned long long)once);
+                ast_error_clear(&err);
+                ast_arena_free(&arena);
+
+                char message[128];
+                snprintf(message, sizeof message, "%s (<string>, line %d)", cases[i].message,
+                         cases[i].line);
+                expect_error(body, NULL, "SyntaxError", message);
+        }
+        /* Milliseconds now; hours before. */
+        ck_assert_msg(elapsed_ms(&t) < 2000, "%.0f ms", elapsed_ms(&t));
+}
+END_TEST
+
 START_TEST(test_cancel)
 {
         BodyLimits lim = BODY_LIMITS_DEFAULT;
@@ -1180,6 +1265,7 @@ static Suite *body_suite(void)
         tcase_add_test(tc, test_depth_limit);
         tcase_add_test(tc, test_memory_limits);
         tcase_add_test(tc, test_hostile_nesting);
+        tcase_add_test(tc, test_backtracking);
         tcase_add_test(tc, test_cancel);
         tcase_add_test(tc, test_large_copies_cost_steps);
         suite_add_tcase(s, tc);

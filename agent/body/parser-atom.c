@@ -320,6 +320,31 @@ fail:
         return NULL;
 }
 
+/* A parenthesized form or a display, from its opening bracket t. A generic
+ * failure is remembered (parser-memo.c): the error rules parse the same
+ * brackets again and again. */
+static AstExpr *bracket_atom(Parser *p, const LexToken *t)
+{
+        int open = t->id, line = t->line;
+        const char *pos = t->start;
+        if (parser_memo_failed(p, PARSER_MEMO_ATOM, pos)) {
+                parser_generic_error(p);
+                return NULL;
+        }
+        ParserProbe probe;
+        parser_memo_begin(p, &probe, PARSER_MEMO_ATOM, pos);
+        parser_advance(p);
+        AstExpr *e = NULL;
+        if (parser_enter(p) == 0) {
+                e = open == OP_LPAR   ? paren_atom(p, line)
+                    : open == OP_LSQB ? list_atom(p, line)
+                                      : brace_atom(p, line);
+                parser_leave(p);
+        }
+        parser_memo_end(p, &probe, !e);
+        return e;
+}
+
 AstExpr *parser_atom(Parser *p)
 {
         const LexToken *t = parser_peek(p, 0);
@@ -351,17 +376,8 @@ AstExpr *parser_atom(Parser *p)
                         parser_advance(p);
                         return parser_expr_new(p, AST_ELLIPSIS, line);
                 }
-                if (t->id == OP_LPAR || t->id == OP_LSQB || t->id == OP_LBRACE) {
-                        int open = t->id;
-                        parser_advance(p);
-                        if (parser_enter(p) < 0)
-                                return NULL;
-                        e = open == OP_LPAR   ? paren_atom(p, line)
-                            : open == OP_LSQB ? list_atom(p, line)
-                                              : brace_atom(p, line);
-                        parser_leave(p);
-                        return e;
-                }
+                if (t->id == OP_LPAR || t->id == OP_LSQB || t->id == OP_LBRACE)
+                        return bracket_atom(p, t);
                 break;
         case TOK_ERROR:
                 return NULL;

@@ -7,8 +7,6 @@
  * its invalid_* rules, which raise the specialised messages. We parse once
  * with those checks built in; where a check must look further ahead than the
  * fast pass would, it runs with p->spec set (see parser.h). */
-#include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "body/parser.h"
@@ -231,47 +229,6 @@ static __attribute__((noinline)) AstExpr *juxtaposed(Parser *p, AstExpr *a, bool
         return a;
 }
 
-/* The memo of expressions parsed without the specialised checks. */
-static bool memo_has(Parser *p, const char *pos)
-{
-        if (!p->memo)
-                return false;
-        size_t mask = p->cap_memo - 1, j = ((uintptr_t)pos >> 2) & mask;
-        while (p->memo[j]) {
-                if (p->memo[j] == pos)
-                        return true;
-                j = (j + 1) & mask;
-        }
-        return false;
-}
-
-static void memo_add(Parser *p, const char *pos)
-{
-        if (memo_has(p, pos))
-                return;
-        if ((p->n_memo + 1) * 2 > p->cap_memo) {
-                size_t nc = p->cap_memo ? p->cap_memo * 2 : 64;
-                const char **nm = calloc(nc, sizeof(*nm));
-                if (!nm)
-                        return; /* only the choice of message suffers */
-                for (size_t i = 0; i < p->cap_memo; i++)
-                        if (p->memo[i]) {
-                                size_t j = ((uintptr_t)p->memo[i] >> 2) & (nc - 1);
-                                while (nm[j])
-                                        j = (j + 1) & (nc - 1);
-                                nm[j] = p->memo[i];
-                        }
-                free(p->memo);
-                p->memo = nm;
-                p->cap_memo = nc;
-        }
-        size_t mask = p->cap_memo - 1, j = ((uintptr_t)pos >> 2) & mask;
-        while (p->memo[j])
-                j = (j + 1) & mask;
-        p->memo[j] = pos;
-        p->n_memo++;
-}
-
 /* expression: disjunction ['if' disjunction 'else' expression] | lambdef,
  * with CPython's invalid_expression and invalid_legacy_expression checks. */
 AstExpr *parser_expression(Parser *p)
@@ -286,8 +243,8 @@ AstExpr *parser_expression(Parser *p)
         bool memoized = false;
         if (t0->kind != TOK_ERROR) {
                 if (p->no_invalid && t0->start != p->memo_skip)
-                        memo_add(p, t0->start);
-                else if (memo_has(p, t0->start))
+                        parser_memo_add(p, t0->start);
+                else if (parser_memo_has(p, t0->start))
                         memoized = true;
         }
         if (memoized)

@@ -111,9 +111,11 @@ static AstExpr *compile_expr(Parser *p, const char *s, size_t n, int line)
                 .interner = p->interner,
                 .err = p->err,
                 .depth = p->depth,
+                .peak_depth = p->depth,
                 .in_fstring = true,
         };
         lexer_init(&sub.lx, text, n + 2, p->err);
+        sub.far = text;
         sub.lx.line = line;
         sub.last_line = line;
         sub.max_line = p->max_line;
@@ -141,10 +143,13 @@ static AstExpr *compile_expr(Parser *p, const char *s, size_t n, int line)
         }
         if (sub.max_line > p->max_line)
                 p->max_line = sub.max_line;
+        if (sub.peak_depth > p->peak_depth)
+                p->peak_depth = sub.peak_depth;
+        p->n_lexed += sub.n_lexed;
         free(sub.late);
         free(sub.unsupported);
         free(sub.stack);
-        free(sub.memo);
+        parser_memo_free(&sub);
         return e;
 }
 

@@ -342,18 +342,27 @@ static AstExpr *slices(Parser *p)
 
 /* A call or subscript trailer after e, in *ret. A generic failure inside
  * means the trailer is not part of the primary (*ret is NULL and the parser
- * is back before it); other errors stand (-1). Out of line, so that the
- * mark takes stack only while a trailer is parsed. */
+ * is back before it); other errors stand (-1). Such a failure is remembered
+ * (parser-memo.c): the error rules parse the same brackets again and again.
+ * Out of line, so that the mark takes stack only while a trailer is parsed. */
 static __attribute__((noinline)) int trailer(Parser *p, AstExpr *e, AstExpr **ret)
 {
+        const LexToken *t = parser_peek(p, 0);
+        int open = t->id;
+        const char *pos = t->start;
+        if (parser_memo_failed(p, PARSER_MEMO_TRAILER, pos)) {
+                *ret = NULL;
+                return 0;
+        }
         _cleanup_parser_mark_ ParserMark m = {0};
         if (parser_mark(p, &m) < 0)
                 return -1;
-        int open = parser_peek(p, 0)->id;
-        parser_advance(p);
         AstExpr *x = parser_expr_new(p, open == OP_LPAR ? AST_CALL : AST_SUBSCRIPT, e->line);
         if (!x)
                 return -1;
+        ParserProbe probe;
+        parser_memo_begin(p, &probe, PARSER_MEMO_TRAILER, pos);
+        parser_advance(p);
         int r;
         if (open == OP_LPAR) {
                 x->call.func = e;
@@ -365,6 +374,7 @@ static __attribute__((noinline)) int trailer(Parser *p, AstExpr *e, AstExpr **re
                 if (r == 0 && !parser_accept_op(p, OP_RSQB))
                         r = parser_generic_error(p);
         }
+        parser_memo_end(p, &probe, r < 0);
         if (r < 0) {
                 if (!p->err->generic || parser_reset(p, &m) < 0)
                         return -1;

@@ -100,6 +100,12 @@ const LexToken *parser_peek(Parser *p, int k)
                         return &p->error_tok;
                 }
                 p->ntok++;
+                p->n_lexed++;
+                if (t->kind == TOK_NEWLINE || t->kind == TOK_INDENT || t->kind == TOK_DEDENT ||
+                    t->kind == TOK_ENDMARKER)
+                        p->n_structure++;
+                if (t->start > p->far)
+                        p->far = t->start;
                 if (p->spec == 0 && (!p->last_pos || t->start > p->last_pos ||
                                      (t->start == p->last_pos && (int)t->kind != p->last_kind))) {
                         p->last_pos = t->start;
@@ -303,6 +309,8 @@ int parser_enter(Parser *p)
                                       "maximum recursion depth exceeded during compilation");
                 return -1;
         }
+        if (p->depth > p->peak_depth)
+                p->peak_depth = p->depth;
         return 0;
 }
 
@@ -427,6 +435,14 @@ static void finish_error(Parser *p)
 
 int parser_compile(const char *text, size_t len, AstArena *arena, AstModule *ret, AstError *err)
 {
+        return parser_compile_stats(text, len, arena, ret, err, NULL);
+}
+
+int parser_compile_stats(const char *text, size_t len, AstArena *arena, AstModule *ret,
+                         AstError *err, ParserStats *stats)
+{
+        if (stats)
+                *stats = (ParserStats){0};
         if (memchr(text, 0, len))
                 return ast_error_set(err, AST_ERR_VALUE, 0,
                                      "source code string cannot contain null bytes");
@@ -463,6 +479,7 @@ int parser_compile(const char *text, size_t len, AstArena *arena, AstModule *ret
                 .err = err,
         };
         lexer_init(&p.lx, norm, n, err);
+        p.far = norm;
         AstModule m = {0};
         m.scope.is_module = true;
         int r = parser_statements(&p, TOK_ENDMARKER, &m.body, &m.n_body);
@@ -479,7 +496,9 @@ int parser_compile(const char *text, size_t len, AstArena *arena, AstModule *ret
         free(p.late);
         free(p.unsupported);
         free(p.stack);
-        free(p.memo);
+        parser_memo_free(&p);
+        if (stats)
+                stats->tokens = p.n_lexed;
         if (err->kind == AST_ERR_NONE && ast_resolve(&m, arena, err) < 0)
                 r = -1;
         ast_interner_free(&interner);

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "body/ast.h"
 #include "body/lexer.h"
@@ -29,6 +30,17 @@ int parser_wrap_body(const char *body, size_t len, char **ret, size_t *ret_len,
 /* Compile wrapped program text (see parser_wrap_body()). Returns 0 with *ret
  * filled (nodes in arena), or -1 with *err filled. */
 int parser_compile(const char *text, size_t len, AstArena *arena, AstModule *ret, AstError *err);
+
+/* What a compilation cost, for tests that bound the parser's work. */
+typedef struct ParserStats {
+        /* Tokens the lexer produced, counting those produced again after
+         * the parser went back to an earlier position. */
+        uint64_t tokens;
+} ParserStats;
+
+/* parser_compile(), filling *stats (success or not). */
+int parser_compile_stats(const char *text, size_t len, AstArena *arena, AstModule *ret,
+                         AstError *err, ParserStats *stats);
 
 /* ---- internal to parser*.c ---- */
 
@@ -68,9 +80,20 @@ typedef struct Parser {
         const char **memo;
         size_t n_memo, cap_memo;
         const char *memo_skip;
-        int prev_level; /* bracket level after the last token consumed */
-        int prev_line;  /* line where the last token consumed ends */
-        int depth;      /* recursion of the parse, against AST_MAX_DEPTH */
+        uint32_t *memo_counts; /* the same by offset (see parser-memo.c) */
+        bool memo_counts_failed;
+        /* Bracketed parts that failed (see parser-memo.c). */
+        struct ParserFailure *fails;
+        size_t n_fails, cap_fails;
+        /* Since the innermost ParserProbe began: the deepest p->depth and
+         * the furthest token lexed. */
+        int peak_depth;
+        const char *far;
+        uint64_t n_lexed;     /* tokens the lexer produced */
+        uint64_t n_structure; /* of them NEWLINE, INDENT, DEDENT and ENDMARKER */
+        int prev_level;       /* bracket level after the last token consumed */
+        int prev_line;        /* line where the last token consumed ends */
+        int depth;            /* recursion of the parse, against AST_MAX_DEPTH */
         /* Errors CPython's compiler (not its parser) reports, such as
          * "keyword argument repeated": they come after every parse error. */
         char *late;
@@ -88,6 +111,42 @@ typedef struct Parser {
         void **stack;
         size_t n_stack, cap_stack;
 } Parser;
+
+/* Failures of bracketed parts, remembered so that the speculative parses
+ * (parser-memo.c) do not parse the same brackets again and again. */
+typedef enum ParserMemoRule {
+        PARSER_MEMO_TRAILER, /* a call or subscript trailer of a primary */
+        PARSER_MEMO_ATOM,    /* a parenthesized form or a display */
+} ParserMemoRule;
+
+/* The state a parse that may be remembered started in. */
+typedef struct ParserProbe {
+        const char *pos; /* start of the opening bracket */
+        ParserMemoRule rule;
+        bool on;         /* the parse may be remembered at all */
+        bool no_invalid; /* the specialised checks were off */
+        size_t n_memo;
+        uint64_t n_structure;
+        int depth;
+        int outer_peak;        /* Parser.peak_depth before */
+        const char *outer_far; /* Parser.far before */
+} ParserProbe;
+
+/* The `expression` memo (see Parser.memo). */
+bool parser_memo_has(Parser *p, const char *pos);
+void parser_memo_add(Parser *p, const char *pos);
+
+/* Did the part that starts with the opening bracket at pos fail before in
+ * a way that would repeat now? Then the caller fails as the parse would,
+ * without parsing: a trailer is not part of the primary, an atom raises
+ * the generic error. */
+bool parser_memo_failed(Parser *p, ParserMemoRule rule, const char *pos);
+/* Around the parse of such a part. `failed`: the parse returned a failure;
+ * it is remembered when the pending error is the generic one. */
+void parser_memo_begin(Parser *p, ParserProbe *pr, ParserMemoRule rule, const char *pos);
+void parser_memo_end(Parser *p, const ParserProbe *pr, bool failed);
+/* Free both memos. */
+void parser_memo_free(Parser *p);
 
 /* Run what corresponds to CPython's second pass (see Parser.last_line). */
 #define PARSER_SPEC(p, stmt)                                                                       \

@@ -1,0 +1,210 @@
+/* The baseline of bench-daemon: the smallest consumer that does what the
+ * agent does for a plan, with nothing else. One rabbitmq-c connection and
+ * channel; basic.qos prefetch 1 and manual acks, as the agent; for each
+ * message, `sh ./SCRIPT` runs in the current directory through posix_spawn()
+ * with stdin /dev/null and stdout read through a pipe, then waitpid(); its
+ * stdout (without the final newline) goes back as a small JSON result to
+ * the results queue, with the properties the agent gives its results; then
+ * the message is acked.
+ *
+ *     bench-daemon-consumer PORT QUEUE RESULTS_QUEUE
+ *
+ * SCRIPT is sha.sh for a message whose message_id starts with "sha-" (the
+ * bench's 2 MiB plan) and echo.sh otherwise; bench-daemon prepares both, and
+ * the file sha.sh reads, in the directory it starts this program in. The
+ * plan itself is not read: what the agent does with it (parse, journal,
+ * write its files) is what the comparison shows.
+ *
+ * It links librabbitmq only, so that its own start-up and memory are those
+ * of a minimal C consumer. It runs until SIGTERM (exit status 0, after
+ * closing the connection) or until the connection fails (exit status 1). */
+#include <amqp.h>
+#include <amqp_tcp_socket.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CHANNEL    1
+#define OUTPUT_MAX 4096
+
+extern char **environ;
+
+static volatile sig_atomic_t stopping;
+
+static void on_sigterm(int sig)
+{
+        stopping = 1;
+}
+
+static int fail(const char *what, amqp_rpc_reply_t r)
+{
+        if (r.reply_type == AMQP_RESPONSE_NORMAL)
+                return 0;
+        fprintf(stderr, "bench-daemon-consumer: %s failed (%s)\n", what,
+                r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION
+                        ? amqp_error_string2(r.library_error)
+                        : "the broker refused it");
+        return -1;
+}
+
+/* `sh ./script`; its stdout without the final newline goes to out. Returns
+ * 0, or -1 when the script could not run or failed. */
+static int run_script(const char *script, char *out, size_t size)
+{
+        static char sh[] = "/bin/sh";
+        char path[64];
+        char *argv[] = {sh, path, NULL};
+        posix_spawn_file_actions_t fa;
+        size_t got = 0;
+        int fds[2], status = 0, rc;
+        ssize_t n;
+        pid_t pid;
+
+        snprintf(path, sizeof(path), "./%s", script);
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return -1;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+        rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        close(fds[1]);
+        if (rc != 0) {
+                close(fds[0]);
+                return -1;
+        }
+        while ((n = read(fds[0], out + got, size - 1 - got)) > 0)
+                got += (size_t)n;
+        close(fds[0]);
+        if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                return -1;
+        if (got > 0 && out[got - 1] == '\n')
+                got--;
+        out[got] = '\0';
+        return 0;
+}
+
+/* The result document. The message ids and outputs are the bench's own
+ * (hex digits, letters, dashes and spaces), so they need no escaping; a
+ * character that would need it is replaced, which the bench then reports
+ * as a wrong result. */
+static void json_safe(char *s)
+{
+        for (; *s; s++)
+                if (*s == '"' || *s == '\\' || (unsigned char)*s < 0x20)
+                        *s = '?';
+}
+
+static int handle(amqp_connection_state_t conn, const amqp_envelope_t *env,
+                  const char *results_queue)
+{
+        const amqp_basic_properties_t *p = &env->message.properties;
+        char id[256], output[OUTPUT_MAX], result[OUTPUT_MAX + 512];
+        amqp_basic_properties_t props;
+        int code = 0, len;
+
+        id[0] = '\0';
+        if (p->_flags & AMQP_BASIC_MESSAGE_ID_FLAG)
+                snprintf(id, sizeof(id), "%.*s", (int)p->message_id.len,
+                         (const char *)p->message_id.bytes);
+        json_safe(id);
+        if (run_script(strncmp(id, "sha-", 4) == 0 ? "sha.sh" : "echo.sh", output, sizeof(output)) <
+            0) {
+                code = 1;
+                snprintf(output, sizeof(output), "the script failed");
+        }
+        json_safe(output);
+        len = snprintf(result, sizeof(result),
+                       "{\"SourceID\": \"%s\", \"ErrorCode\": %d, \"Body\": \"%s\"}", id, code,
+                       output);
+        props = (amqp_basic_properties_t){
+                ._flags = AMQP_BASIC_CONTENT_TYPE_FLAG | AMQP_BASIC_CONTENT_ENCODING_FLAG |
+                          AMQP_BASIC_DELIVERY_MODE_FLAG | AMQP_BASIC_PRIORITY_FLAG |
+                          AMQP_BASIC_MESSAGE_ID_FLAG,
+                .content_type = amqp_cstring_bytes("text/plain"),
+                .content_encoding = amqp_cstring_bytes("utf-8"),
+                .delivery_mode = AMQP_DELIVERY_PERSISTENT,
+                .message_id = amqp_cstring_bytes(id),
+        };
+        if (amqp_basic_publish(conn, CHANNEL, amqp_empty_bytes, amqp_cstring_bytes(results_queue),
+                               0, 0, &props, (amqp_bytes_t){(size_t)len, result}) != 0)
+                return -1;
+        return amqp_basic_ack(conn, CHANNEL, env->delivery_tag, 0) != 0 ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+        amqp_connection_state_t conn;
+        amqp_socket_t *sock;
+        int port;
+
+        /* First thing: the bench may stop us as soon as the broker counts
+         * our consumer, before the loop below has started. */
+        signal(SIGTERM, on_sigterm);
+        if (argc != 4 || (port = atoi(argv[1])) <= 0) {
+                fprintf(stderr, "usage: bench-daemon-consumer PORT QUEUE RESULTS_QUEUE\n");
+                return 2;
+        }
+        conn = amqp_new_connection();
+        sock = amqp_tcp_socket_new(conn);
+        if (!sock || amqp_socket_open(sock, "127.0.0.1", port) != AMQP_STATUS_OK) {
+                fprintf(stderr, "bench-daemon-consumer: cannot connect to 127.0.0.1:%d\n", port);
+                return 1;
+        }
+        if (fail("login", amqp_login(conn, "/", 0, AMQP_DEFAULT_FRAME_SIZE, 0,
+                                     AMQP_SASL_METHOD_PLAIN, "guest", "guest")) < 0)
+                return 1;
+        amqp_channel_open(conn, CHANNEL);
+        if (fail("channel.open", amqp_get_rpc_reply(conn)) < 0)
+                return 1;
+        amqp_basic_qos(conn, CHANNEL, 0, 1, 0);
+        if (fail("basic.qos", amqp_get_rpc_reply(conn)) < 0)
+                return 1;
+        amqp_basic_consume(conn, CHANNEL, amqp_cstring_bytes(argv[2]), amqp_empty_bytes, 0, 0, 0,
+                           amqp_empty_table);
+        if (fail("basic.consume", amqp_get_rpc_reply(conn)) < 0)
+                return 1;
+
+        /* rabbitmq-c retries a read that a signal interrupts, so the wait
+         * for a message has a timeout, after which the flag is looked at.
+         * A message that arrives ends the wait at once. */
+        while (!stopping) {
+                struct timeval tv = {.tv_usec = 100 * 1000};
+                amqp_envelope_t env;
+                amqp_rpc_reply_t r;
+                int rc;
+
+                amqp_maybe_release_buffers(conn);
+                r = amqp_consume_message(conn, &env, &tv, 0);
+                if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
+                    r.library_error == AMQP_STATUS_TIMEOUT)
+                        continue;
+                if (r.reply_type != AMQP_RESPONSE_NORMAL) {
+                        /* Only the end of the connection stops us; frames
+                         * other than a delivery are none of our business. */
+                        if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
+                            r.library_error == AMQP_STATUS_UNEXPECTED_STATE) {
+                                amqp_frame_t frame;
+                                if (amqp_simple_wait_frame(conn, &frame) == AMQP_STATUS_OK)
+                                        continue;
+                        }
+                        fail("consuming", r);
+                        break;
+                }
+                rc = handle(conn, &env, argv[3]);
+                amqp_destroy_envelope(&env);
+                if (rc < 0) {
+                        fprintf(stderr, "bench-daemon-consumer: cannot publish or ack\n");
+                        break;
+                }
+        }
+        if (stopping)
+                amqp_connection_close(conn, AMQP_REPLY_SUCCESS);
+        amqp_destroy_connection(conn);
+        return stopping ? 0 : 1;
+}

@@ -1,0 +1,256 @@
+/* bench-daemon's figures, printed as they come (see bench-daemon.h). The
+ * targets are issue 5's; the agent with its storage on disk is the one they
+ * are judged on, the agent on tmpfs shows how much of it the disk is. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench-daemon.h"
+
+#define TARGET_RATIO    1.5
+#define TARGET_RATE     500.0
+#define TARGET_RSS_KIB  4096
+#define TARGET_START_MS 50.0
+#define TARGET_BIG_MS   25.0
+
+typedef struct Stats {
+        double median, p99, min, max, mean;
+} Stats;
+
+static int cmp_double(const void *a, const void *b)
+{
+        double x = *(const double *)a, y = *(const double *)b;
+
+        return (x > y) - (x < y);
+}
+
+/* Of a sorted copy; the measurements keep their order. */
+static Stats stats(const double *v, int n)
+{
+        double *s = malloc((size_t)n * sizeof(*s)), sum = 0;
+        Stats st = {0};
+
+        if (!s || n <= 0) {
+                free(s);
+                return st;
+        }
+        memcpy(s, v, (size_t)n * sizeof(*s));
+        qsort(s, (size_t)n, sizeof(*s), cmp_double);
+        for (int i = 0; i < n; i++)
+                sum += s[i];
+        st = (Stats){.median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2,
+                     .p99 = s[(int)((double)(n - 1) * 0.99)],
+                     .min = s[0],
+                     .max = s[n - 1],
+                     .mean = sum / n};
+        free(s);
+        return st;
+}
+
+int report_alloc(Report *r, size_t n, const Options *o)
+{
+        for (size_t i = 0; i < n; i++) {
+                r->start_ms[i] = calloc((size_t)o->starts, sizeof(double));
+                r->start_wall[i] = calloc((size_t)o->starts, sizeof(double));
+                r->start_log_ms[i] = calloc((size_t)o->starts, sizeof(double));
+                /* The baseline's hold a share per agent. */
+                r->rt_ms[i] = calloc((size_t)o->runs * BENCH_MAX_TARGETS, sizeof(double));
+                r->big_ms[i] = calloc((size_t)(o->big + 1) * BENCH_MAX_TARGETS, sizeof(double));
+                r->burst_rate[i] = calloc((size_t)o->bursts + 1, sizeof(double));
+                r->burst_publish_ms[i] = calloc((size_t)o->bursts + 1, sizeof(double));
+                if (!r->start_ms[i] || !r->start_wall[i] || !r->start_log_ms[i] || !r->rt_ms[i] ||
+                    !r->big_ms[i] || !r->burst_rate[i] || !r->burst_publish_ms[i])
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+void report_free(Report *r)
+{
+        for (size_t i = 0; i < BENCH_MAX_TARGETS; i++) {
+                free(r->start_ms[i]);
+                free(r->start_wall[i]);
+                free(r->start_log_ms[i]);
+                free(r->rt_ms[i]);
+                free(r->big_ms[i]);
+                free(r->burst_rate[i]);
+                free(r->burst_publish_ms[i]);
+        }
+        *r = (Report){0};
+}
+
+static const Target *find(const Bench *b, char tag, size_t *ret_i)
+{
+        for (size_t i = 0; i < b->n; i++)
+                if (b->t[i].tag == tag) {
+                        if (ret_i)
+                                *ret_i = i;
+                        return &b->t[i];
+                }
+        return NULL;
+}
+
+void report_intro(const Bench *b)
+{
+        printf("bench-daemon: %zu consumer(s) on one broker (127.0.0.1:%d), taking turns\n", b->n,
+               b->o.port);
+        for (size_t i = 0; i < b->n; i++) {
+                const Target *t = &b->t[i];
+                if (t->kind == TARGET_BASELINE)
+                        printf("  %-14s %s: prefetch 1, sh ./echo.sh, result, ack\n", t->name,
+                               b->o.consumer);
+                else if (t->tag == 'e' || t->tag == 'c')
+                        printf("  %-14s %s%s%s, storage %s\n", t->name, b->compare_setup.program,
+                               b->o.compare_extra ? " with --compare-config" : ", defaults",
+                               b->o.debug ? ", debug log" : "", t->storage);
+                else
+                        printf("  %-14s %s%s%s, storage %s\n", t->name, b->o.agent,
+                               b->o.config_extra ? " with --config-extra" : ", defaults",
+                               b->o.debug ? ", debug log" : "", t->storage);
+        }
+}
+
+void report_starts(const Bench *b)
+{
+        const Report *r = &b->r;
+
+        printf("\nstart-up until consuming, ms (%d starts each; from fork() to the broker "
+               "counting its consumer)\n",
+               b->o.starts);
+        printf("%-16s %9s %9s %9s %9s %11s\n", "", "first", "median", "min", "max", "log median");
+        for (size_t i = 0; i < b->n; i++) {
+                Stats s = stats(r->start_ms[i], b->o.starts);
+                printf("%-16s %9.2f %9.2f %9.2f %9.2f", b->t[i].name, r->start_ms[i][0], s.median,
+                       s.min, s.max);
+                if (r->start_log_n[i] > 0)
+                        printf(" %11.1f\n", stats(r->start_log_ms[i], r->start_log_n[i]).median);
+                else
+                        printf(" %11s\n", "-");
+        }
+        printf("(first: into an empty storage; log median: to the agent's \"consuming\" line, "
+               "whose time has ms resolution)\n");
+        printf("\nidle RSS after start, KiB (VmRSS = anon + file + shmem)\n");
+        for (size_t i = 0; i < b->n; i++) {
+                const TargetMemory *m = &r->mem_start[i];
+                printf("%-16s %9ld = %ld + %ld + %ld, %d thread(s)\n", b->t[i].name, m->rss_kib,
+                       m->anon_kib, m->file_kib, m->shmem_kib, m->threads);
+        }
+}
+
+/* The baseline's median over the plans paired with agent i. */
+static double paired_median(const Bench *b, double *const *ms, int n, size_t base, size_t i)
+{
+        return stats(ms[base] + bench_agent_slot(b, i) * (size_t)n, n).median;
+}
+
+static void print_times(const Bench *b, double *const *ms, int n, const double *cpu)
+{
+        size_t base = 0;
+        bool have_base = bench_baseline(b, &base);
+
+        printf("%-16s %9s %9s %9s %9s %10s %9s\n", "", "median", "p99", "max", "mean", "/baseline",
+               "CPU/plan");
+        for (size_t i = 0; i < b->n; i++) {
+                Stats s = stats(ms[i], bench_plans_of(b, i, n));
+                printf("%-16s %9.3f %9.3f %9.3f %9.3f", b->t[i].name, s.median, s.p99, s.max,
+                       s.mean);
+                if (have_base && i != base)
+                        printf(" %9.2fx", s.median / paired_median(b, ms, n, base, i));
+                else
+                        printf(" %10s", "");
+                printf(" %9.2f\n", cpu[i]);
+        }
+        if (have_base && bench_n_agents(b) > 0)
+                printf("(each agent's plans alternate with the baseline's, one agent at a time; "
+                       "/baseline is against the baseline's plans paired with it)\n");
+}
+
+void report_round_trips(const Bench *b)
+{
+        printf("\ntrivial plan round trip, ms (%d each, %d ms apart; publish to result; CPU: "
+               "consumer and children)\n",
+               b->o.runs, b->o.gap_ms);
+        print_times(b, b->r.rt_ms, b->o.runs, b->r.cpu_rt);
+}
+
+void report_big(const Bench *b)
+{
+        printf("\n2 MiB Base64 plan round trip, ms (%d each, %d ms apart; script: sha256sum)\n",
+               b->o.big, b->o.gap_ms);
+        print_times(b, b->r.big_ms, b->o.big, b->r.cpu_big);
+}
+
+void report_bursts(const Bench *b)
+{
+        if (b->o.bursts == 0)
+                return;
+        printf("\nburst of %d trivial plans, plans/s (%d bursts each, in turns; first publish "
+               "to last result)\n",
+               b->o.burst, b->o.bursts);
+        printf("%-16s %9s %9s %9s %14s %9s\n", "", "median", "best", "worst", "publishing ms",
+               "CPU/plan");
+        for (size_t i = 0; i < b->n; i++) {
+                Stats s = stats(b->r.burst_rate[i], b->o.bursts);
+                printf("%-16s %9.0f %9.0f %9.0f %14.1f %9.2f\n", b->t[i].name, s.median, s.max,
+                       s.min, stats(b->r.burst_publish_ms[i], b->o.bursts).median,
+                       b->r.cpu_burst[i]);
+        }
+}
+
+void report_memory(const Bench *b)
+{
+        printf("\nidle RSS after the plans, KiB (VmRSS = anon + file + shmem)\n");
+        for (size_t i = 0; i < b->n; i++) {
+                const TargetMemory *m = &b->r.mem_end[i];
+                printf("%-16s %9ld = %ld + %ld + %ld, %d thread(s)", b->t[i].name, m->rss_kib,
+                       m->anon_kib, m->file_kib, m->shmem_kib, m->threads);
+                if (b->t[i].kind == TARGET_AGENT)
+                        printf("; %d ERROR/WARNING log line(s)", b->r.log_problems[i]);
+                printf("\n");
+        }
+}
+
+static const char *verdict(bool met)
+{
+        return met ? "met" : "NOT MET";
+}
+
+void report_targets(const Bench *b)
+{
+        size_t base = 0;
+        const Target *baseline = find(b, 'b', &base);
+        const Report *r = &b->r;
+
+        printf("\ntargets (issue 5), per agent:\n");
+        for (size_t i = 0; i < b->n; i++) {
+                const Target *t = &b->t[i];
+                Stats rt = stats(r->rt_ms[i], b->o.runs);
+                Stats st = stats(r->start_ms[i], b->o.starts);
+                long rss = r->mem_start[i].rss_kib > r->mem_end[i].rss_kib ? r->mem_start[i].rss_kib
+                                                                           : r->mem_end[i].rss_kib;
+
+                if (t->kind != TARGET_AGENT)
+                        continue;
+                printf("%s:\n", t->name);
+                if (baseline) {
+                        double ratio = rt.median / paired_median(b, r->rt_ms, b->o.runs, base, i);
+                        printf("  round-trip median within %.1fx of the baseline's: %.2fx, %s\n",
+                               TARGET_RATIO, ratio, verdict(ratio <= TARGET_RATIO));
+                }
+                if (b->o.bursts > 0) {
+                        double rate = stats(r->burst_rate[i], b->o.bursts).median;
+                        printf("  at least %.0f plans/s (median burst): %.0f, %s\n", TARGET_RATE,
+                               rate, verdict(rate >= TARGET_RATE));
+                }
+                printf("  idle RSS at most %d KiB (the larger of the two): %ld KiB, %s\n",
+                       TARGET_RSS_KIB, rss, verdict(rss <= TARGET_RSS_KIB));
+                printf("  start-up until consuming at most %.0f ms (median): %.1f ms, %s\n",
+                       TARGET_START_MS, st.median, verdict(st.median <= TARGET_START_MS));
+                if (b->o.big > 0) {
+                        double big = stats(r->big_ms[i], b->o.big).median;
+                        printf("  2 MiB plan within %.0f ms (median): %.1f ms, %s\n", TARGET_BIG_MS,
+                               big, verdict(big <= TARGET_BIG_MS));
+                }
+        }
+}

@@ -1,0 +1,338 @@
+/* The consumers bench-daemon starts and stops (see bench-daemon-target.h).
+ *
+ * They are started with fork() and execvp() rather than posix_spawn(),
+ * because only a forked child can ask for PR_SET_PDEATHSIG before it
+ * executes: an interrupted bench must not leave agents consuming. The
+ * fork copies a small process (the 2 MiB plan is built later), so it adds
+ * well under a millisecond to the measured start-up. */
+#include "bench-daemon-target.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_ARGS 32
+
+static double clock_ms(clockid_t id)
+{
+        struct timespec ts;
+
+        clock_gettime(id, &ts);
+        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int write_file(const char *path, const char *text, mode_t mode)
+{
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+        size_t len = strlen(text), done = 0;
+        int rc = 0;
+
+        if (fd < 0)
+                return -errno;
+        while (done < len) {
+                ssize_t n = write(fd, text + done, len - done);
+                if (n < 0) {
+                        rc = -errno;
+                        break;
+                }
+                done += (size_t)n;
+        }
+        if (close(fd) < 0 && rc == 0)
+                rc = -errno;
+        return rc;
+}
+
+static char *path_join(const char *dir, const char *name)
+{
+        char *p = NULL;
+
+        return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
+}
+
+static int write_agent_config(const Target *t, const TargetSetup *s)
+{
+        char *text = NULL;
+        int rc;
+
+        if (asprintf(&text,
+                     "[DEFAULT]\n"
+                     "storage = %s\n"
+                     "debug = %s\n"
+                     "[rabbitmq]\n"
+                     "host = 127.0.0.1\n"
+                     "port = %d\n"
+                     "input_queue = %s\n"
+                     "result_routing_key = %s\n"
+                     "%s",
+                     t->storage, s->debug ? "true" : "false", s->port, t->queue, t->results,
+                     s->config_extra ? s->config_extra : "") < 0)
+                return -ENOMEM;
+        /* 0600: the agent warns about a configuration others can read. */
+        rc = write_file(t->config, text, 0600);
+        free(text);
+        return rc;
+}
+
+int target_prepare(Target *t, const TargetSetup *s, const char *dir, const char *storage,
+                   const char *queue_prefix)
+{
+        char *p;
+        int rc;
+
+        t->dir = strdup(dir);
+        t->storage = storage ? strdup(storage) : NULL;
+        t->log = path_join(dir, "log");
+        if (asprintf(&t->queue, "%s-%c", queue_prefix, t->tag) < 0)
+                t->queue = NULL;
+        if (asprintf(&t->results, "%s-%c-results", queue_prefix, t->tag) < 0)
+                t->results = NULL;
+        if (!t->dir || (storage && !t->storage) || !t->log || !t->queue || !t->results)
+                return -ENOMEM;
+        if (t->kind == TARGET_AGENT) {
+                t->config = path_join(dir, "agent.conf");
+                if (!t->config)
+                        return -ENOMEM;
+                return write_agent_config(t, s);
+        }
+        p = path_join(dir, "echo.sh");
+        rc = p ? write_file(p, TARGET_ECHO_SCRIPT, 0755) : -ENOMEM;
+        free(p);
+        if (rc < 0)
+                return rc;
+        p = path_join(dir, "sha.sh");
+        rc = p ? write_file(p, TARGET_SHA_SCRIPT, 0755) : -ENOMEM;
+        free(p);
+        return rc;
+}
+
+void target_clear(Target *t)
+{
+        free(t->dir);
+        free(t->storage);
+        free(t->queue);
+        free(t->results);
+        free(t->config);
+        free(t->log);
+        t->dir = t->storage = t->queue = t->results = t->config = t->log = NULL;
+}
+
+/* In the child, between fork and exec: only async-signal-safe calls. */
+static void child_exec(const Target *t, char *const *argv, int log_fd)
+{
+        int null_fd = open("/dev/null", O_RDONLY);
+
+        if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
+                _exit(126);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || chdir(t->dir) < 0)
+                _exit(126);
+        execvp(argv[0], argv);
+        _exit(127);
+}
+
+int target_start(Target *t, const TargetSetup *s, double *ret_t0_ms, double *ret_wall_ms)
+{
+        char port[16], *argv[MAX_ARGS];
+        double t0, wall;
+        size_t n = 0;
+        int log_fd;
+        pid_t pid;
+
+        for (size_t i = 0; t->kind == TARGET_AGENT && s->wrap && s->wrap[i]; i++)
+                if (n < MAX_ARGS - 6)
+                        argv[n++] = (char *)s->wrap[i];
+        argv[n++] = (char *)s->program;
+        if (t->kind == TARGET_AGENT) {
+                argv[n++] = (char *)"--config-file";
+                argv[n++] = t->config;
+        } else {
+                snprintf(port, sizeof(port), "%d", s->port);
+                argv[n++] = port;
+                argv[n++] = t->queue;
+                argv[n++] = t->results;
+        }
+        argv[n] = NULL;
+
+        log_fd = open(t->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (log_fd < 0)
+                return -errno;
+        /* The agent reports readiness to systemd when NOTIFY_SOCKET is set;
+         * a bench started from a unit must not pass its own on. */
+        unsetenv("NOTIFY_SOCKET");
+        t0 = clock_ms(CLOCK_MONOTONIC);
+        wall = clock_ms(CLOCK_REALTIME);
+        pid = fork();
+        if (pid < 0) {
+                int rc = -errno;
+                close(log_fd);
+                return rc;
+        }
+        if (pid == 0)
+                child_exec(t, argv, log_fd);
+        close(log_fd);
+        t->pid = pid;
+        *ret_t0_ms = t0;
+        *ret_wall_ms = wall;
+        return 0;
+}
+
+int target_exited(Target *t, int *ret_status)
+{
+        int status = 0;
+        pid_t r;
+
+        if (t->pid <= 0)
+                return -ECHILD;
+        r = waitpid(t->pid, &status, WNOHANG);
+        if (r < 0)
+                return -errno;
+        if (r == 0)
+                return 0;
+        t->pid = 0;
+        *ret_status = status;
+        return 1;
+}
+
+int target_stop(Target *t, int timeout_ms, int *ret_status)
+{
+        struct timespec step = {.tv_nsec = 5 * 1000 * 1000};
+        int rc;
+
+        if (t->pid <= 0)
+                return -ECHILD;
+        if (kill(t->pid, SIGTERM) < 0)
+                return -errno;
+        for (int waited = 0; waited < timeout_ms; waited += 5) {
+                rc = target_exited(t, ret_status);
+                if (rc != 0)
+                        return rc < 0 ? rc : 0;
+                nanosleep(&step, NULL);
+        }
+        fprintf(stderr, "bench-daemon: %s did not stop within %d ms; killing it\n", t->name,
+                timeout_ms);
+        kill(t->pid, SIGKILL);
+        if (waitpid(t->pid, ret_status, 0) < 0)
+                return -errno;
+        t->pid = 0;
+        return 0;
+}
+
+int target_memory(const Target *t, TargetMemory *ret)
+{
+        TargetMemory m = {0};
+        char path[64], line[256];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)t->pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        while (fgets(line, sizeof(line), f)) {
+                sscanf(line, "VmRSS: %ld", &m.rss_kib);
+                sscanf(line, "RssAnon: %ld", &m.anon_kib);
+                sscanf(line, "RssFile: %ld", &m.file_kib);
+                sscanf(line, "RssShmem: %ld", &m.shmem_kib);
+                sscanf(line, "Threads: %d", &m.threads);
+        }
+        fclose(f);
+        if (m.rss_kib == 0)
+                return -ENODATA;
+        *ret = m;
+        return 0;
+}
+
+int target_cpu_ms(const Target *t, double *ret)
+{
+        unsigned long long utime, stime;
+        long long cutime, cstime;
+        char path[64], buf[1024], *p;
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)t->pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return -EIO;
+        buf[n] = '\0';
+        /* The command name may hold spaces and parentheses; the fields
+         * after the last ')' do not. utime is field 14, after it stime,
+         * cutime and cstime. */
+        p = strrchr(buf, ')');
+        if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld",
+                         &utime, &stime, &cutime, &cstime) != 4)
+                return -EIO;
+        *ret = (double)(utime + stime + (unsigned long long)(cutime + cstime)) * 1e3 /
+               (double)sysconf(_SC_CLK_TCK);
+        return 0;
+}
+
+/* "2025-01-31 08:56:11.123 ...": the log's local time, as epoch ms. */
+static int parse_stamp(const char *line, double *ret)
+{
+        struct tm tm = {0};
+        int ms;
+
+        if (sscanf(line, "%d-%d-%d %d:%d:%d.%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                   &tm.tm_min, &tm.tm_sec, &ms) != 7)
+                return -EINVAL;
+        tm.tm_year -= 1900;
+        tm.tm_mon -= 1;
+        tm.tm_isdst = -1;
+        *ret = (double)mktime(&tm) * 1e3 + ms;
+        return 0;
+}
+
+int target_log_consuming(const Target *t, double *ret_ms, int max)
+{
+        char line[1024];
+        int n = 0;
+        FILE *f;
+
+        f = fopen(t->log, "re");
+        if (!f)
+                return -errno;
+        while (n < max && fgets(line, sizeof(line), f))
+                if (strstr(line, " INFO muranoagent consuming '") &&
+                    parse_stamp(line, &ret_ms[n]) == 0)
+                        n++;
+        fclose(f);
+        return n;
+}
+
+int target_log_problems(const Target *t)
+{
+        char line[1024];
+        int n = 0;
+        FILE *f;
+
+        f = fopen(t->log, "re");
+        if (!f)
+                return -errno;
+        while (fgets(line, sizeof(line), f))
+                if (strstr(line, " ERROR muranoagent ") || strstr(line, " WARNING muranoagent "))
+                        n++;
+        fclose(f);
+        return n;
+}
+
+void target_log_tail(const Target *t, int lines)
+{
+        char cmd[4096];
+
+        fprintf(stderr, "--- the last lines of %s:\n", t->log);
+        fflush(stderr);
+        snprintf(cmd, sizeof(cmd), "tail -n %d '%s' >&2", lines, t->log);
+        if (system(cmd) != 0)
+                fprintf(stderr, "(cannot show it)\n");
+}
