@@ -124,10 +124,11 @@ static int handle(amqp_connection_state_t conn, const amqp_envelope_t *env,
                        output);
         props = (amqp_basic_properties_t){
                 ._flags = AMQP_BASIC_CONTENT_TYPE_FLAG | AMQP_BASIC_CONTENT_ENCODING_FLAG |
-                          AMQP_BASIC_DELIVERY_MODE_FLAG | AMQP_BASIC_PRIORITY_FLAG |
-                          AMQP_BASIC_MESSAGE_ID_FLAG,
+                          AMQP_BASIC_HEADERS_FLAG | AMQP_BASIC_DELIVERY_MODE_FLAG |
+                          AMQP_BASIC_PRIORITY_FLAG | AMQP_BASIC_MESSAGE_ID_FLAG,
                 .content_type = amqp_cstring_bytes("text/plain"),
                 .content_encoding = amqp_cstring_bytes("utf-8"),
+                .headers = amqp_empty_table,
                 .delivery_mode = AMQP_DELIVERY_PERSISTENT,
                 .message_id = amqp_cstring_bytes(id),
         };

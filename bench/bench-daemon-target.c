@@ -4,12 +4,17 @@
  * because only a forked child can ask for PR_SET_PDEATHSIG before it
  * executes: an interrupted bench must not leave agents consuming. The
  * fork copies a small process (the 2 MiB plan is built later), so it adds
- * well under a millisecond to the measured start-up. */
+ * well under a millisecond to the measured start-up.
+ *
+ * Each one leads a process group of its own, and is stopped through it:
+ * under a wrapper (strace, perf) the agent is the wrapper's child, and
+ * strace only detaches from it on SIGTERM. */
 #include "bench-daemon-target.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,7 +136,7 @@ static void child_exec(const Target *t, char *const *argv, int log_fd)
 
         if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
                 _exit(126);
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || chdir(t->dir) < 0)
+        if (setpgid(0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || chdir(t->dir) < 0)
                 _exit(126);
         execvp(argv[0], argv);
         _exit(127);
@@ -176,6 +181,8 @@ int target_start(Target *t, const TargetSetup *s, double *ret_t0_ms, double *ret
         }
         if (pid == 0)
                 child_exec(t, argv, log_fd);
+        /* Also here, so that the group exists whichever side runs first. */
+        (void)setpgid(pid, pid);
         close(log_fd);
         t->pid = pid;
         *ret_t0_ms = t0;
@@ -200,27 +207,41 @@ int target_exited(Target *t, int *ret_status)
         return 1;
 }
 
+/* Whether anything is left in the process group led by pgid. */
+static bool group_alive(pid_t pgid)
+{
+        return kill(-pgid, 0) == 0 || errno == EPERM;
+}
+
 int target_stop(Target *t, int timeout_ms, int *ret_status)
 {
         struct timespec step = {.tv_nsec = 5 * 1000 * 1000};
-        int rc;
+        pid_t pgid = t->pid;
+        int waited = 0, status = 0, rc;
 
         if (t->pid <= 0)
                 return -ECHILD;
-        if (kill(t->pid, SIGTERM) < 0)
+        if (kill(-pgid, SIGTERM) < 0)
                 return -errno;
-        for (int waited = 0; waited < timeout_ms; waited += 5) {
-                rc = target_exited(t, ret_status);
-                if (rc != 0)
-                        return rc < 0 ? rc : 0;
+        /* The program itself, then whatever else was in its group (an
+         * agent whose wrapper ended first). */
+        for (; waited < timeout_ms; waited += 5) {
+                rc = t->pid > 0 ? target_exited(t, &status) : 1;
+                if (rc < 0)
+                        return rc;
+                if (rc == 1 && !group_alive(pgid))
+                        break;
                 nanosleep(&step, NULL);
         }
-        fprintf(stderr, "bench-daemon: %s did not stop within %d ms; killing it\n", t->name,
-                timeout_ms);
-        kill(t->pid, SIGKILL);
-        if (waitpid(t->pid, ret_status, 0) < 0)
-                return -errno;
-        t->pid = 0;
+        if (waited >= timeout_ms) {
+                fprintf(stderr, "bench-daemon: %s did not stop within %d ms; killing it\n", t->name,
+                        timeout_ms);
+                kill(-pgid, SIGKILL);
+                if (t->pid > 0 && waitpid(t->pid, &status, 0) < 0)
+                        return -errno;
+                t->pid = 0;
+        }
+        *ret_status = status;
         return 0;
 }
 

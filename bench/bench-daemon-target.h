@@ -51,7 +51,8 @@ int target_start(Target *t, const TargetSetup *s, double *ret_t0_ms, double *ret
  * 0 if it runs. */
 int target_exited(Target *t, int *ret_status);
 
-/* SIGTERM, then SIGKILL after timeout_ms; *ret_status is the wait status. */
+/* SIGTERM to its process group, then SIGKILL after timeout_ms; returns
+ * once the group is empty. *ret_status is the program's wait status. */
 int target_stop(Target *t, int timeout_ms, int *ret_status);
 
 typedef struct TargetMemory {

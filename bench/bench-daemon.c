@@ -141,22 +141,28 @@ static int setup(Bench *b)
             asprintf(&b->shmdir, "%s/bench-daemon.XXXXXX", b->o.shm_dir) < 0)
                 return -ENOMEM;
         if (!mkdtemp(b->workdir)) {
-                fprintf(stderr, "bench-daemon: cannot make a directory in %s: %m\n", b->o.dir);
+                rc = -errno;
+                fprintf(stderr, "bench-daemon: cannot make a directory in %s: %s\n", b->o.dir,
+                        strerror(-rc));
                 free(b->workdir);
                 b->workdir = NULL;
-                return -errno;
+                return rc;
         }
-        if (strpbrk(b->o.only, "sc") && !mkdtemp(b->shmdir)) {
-                fprintf(stderr, "bench-daemon: cannot make a directory in %s: %m\n", b->o.shm_dir);
+        if (!strpbrk(b->o.only, "sc") || !mkdtemp(b->shmdir)) {
+                rc = strpbrk(b->o.only, "sc") ? -errno : 0;
+                if (rc < 0)
+                        fprintf(stderr, "bench-daemon: cannot make a directory in %s: %s\n",
+                                b->o.shm_dir, strerror(-rc));
                 free(b->shmdir);
                 b->shmdir = NULL;
-                return -errno;
+                if (rc < 0)
+                        return rc;
         }
         if (asprintf(&b->queue_prefix, "bench-daemon-%d", (int)getpid()) < 0 ||
             asprintf(&storage[0], "%s/d/storage", b->workdir) < 0 ||
-            asprintf(&storage[1], "%s/s", b->shmdir) < 0 ||
+            asprintf(&storage[1], "%s/s", b->shmdir ? b->shmdir : "") < 0 ||
             asprintf(&storage[2], "%s/e/storage", b->workdir) < 0 ||
-            asprintf(&storage[3], "%s/c", b->shmdir) < 0)
+            asprintf(&storage[3], "%s/c", b->shmdir ? b->shmdir : "") < 0)
                 rc = -ENOMEM;
         else
                 rc = add_target(b, 'b', "baseline", TARGET_BASELINE, b->workdir, NULL);
@@ -256,7 +262,7 @@ static bool stopped_cleanly(const Bench *b, const Target *t, int status)
 {
         /* Both exit 0 after SIGTERM. A wrapper (strace, perf) ends as it
          * likes. */
-        if (t->kind == TARGET_AGENT && b->o.wrap)
+        if (setup_of(b, t)->wrap)
                 return true;
         return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
@@ -289,18 +295,28 @@ static int measure_starts(Bench *b)
                         if (!stopped_cleanly(b, t, status))
                                 return fail_target(t, "it did not stop cleanly on SIGTERM");
                 }
+        return 0;
+}
+
+/* The agents' "consuming" log lines, one per start, against the fork times.
+ * Read once the agents have settled: the broker counts a consumer a moment
+ * before the agent's loop logs it. A wrapped agent's log holds the
+ * wrapper's start, so it is left out. */
+static void read_start_logs(Bench *b)
+{
+        int starts = b->o.starts;
+
         for (size_t i = 0; i < b->n; i++) {
                 double logged[64];
                 int n;
 
-                if (b->t[i].kind != TARGET_AGENT || b->o.wrap)
+                if (b->t[i].kind != TARGET_AGENT || setup_of(b, &b->t[i])->wrap)
                         continue;
                 n = target_log_consuming(&b->t[i], logged, starts < 64 ? starts : 64);
                 for (int k = 0; n == starts && k < n; k++)
                         b->r.start_log_ms[i][k] = logged[k] - b->r.start_wall[i][k];
                 b->r.start_log_n[i] = n == starts ? n : 0;
         }
-        return 0;
 }
 
 static int measure_memory(Bench *b, TargetMemory *ret)
@@ -568,6 +584,7 @@ static int run(Bench *b)
                 rc = measure_memory(b, b->r.mem_start);
         if (rc < 0)
                 return rc;
+        read_start_logs(b);
         report_starts(b);
 
         if (strchr(b->o.only, 'b') && asprintf(&data_path, "%s/b/data.bin", b->workdir) < 0)
