@@ -4,13 +4,14 @@
 #   packaging/build-deps.sh          build + test dependencies (rabbitmq-server,
 #                                    openssl and python3 are for the tests only:
 #                                    a throwaway broker, test keys, JSON checks)
+#   packaging/build-deps.sh PKG...   those packages instead (packaging/test-deps.sh)
 set -eu
 
-pkgs="gcc meson ninja-build pkg-config
+pkgs="${*:-gcc meson ninja-build pkg-config
       librabbitmq-dev libyaml-dev libjansson-dev libuv1-dev check
       libssl-dev libcurl4-openssl-dev libsystemd-dev
       clang libclang-rt-14-dev valgrind time
-      rabbitmq-server openssl python3"
+      rabbitmq-server openssl python3}"
 
 missing=""
 for p in $pkgs; do
@@ -21,10 +22,10 @@ done
 
 if [ -n "$missing" ]; then
     if [ "$(id -u)" -ne 0 ]; then
-        echo "build-deps: missing packages:$missing (run as root to install them)" >&2
+        echo "$(basename "$0" .sh): missing packages:$missing (run as root to install them)" >&2
         exit 1
     fi
-    echo "build-deps: installing$missing"
+    echo "$(basename "$0" .sh): installing$missing"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     # shellcheck disable=SC2086
