@@ -48,6 +48,69 @@ static int declare_target(Resolver *r, AstScope *s, AstExpr *t)
         }
 }
 
+typedef int (*ExprVisit)(Resolver *r, AstScope *s, AstExpr *e);
+
+/* Visit, in evaluation order, the sub-expressions of the expression kinds
+ * whose children all belong to the same scope as the expression itself.
+ * Both passes share this; each handles names, lambdas and comprehensions
+ * (which open scopes) itself. Returns -1 on the first failure, 0 when done,
+ * 1 when e is not one of these kinds. */
+static int visit_children(Resolver *r, AstScope *s, AstExpr *e, ExprVisit visit)
+{
+        switch (e->kind) {
+        case AST_ATTR:
+                return visit(r, s, e->attr.value);
+        case AST_SUBSCRIPT:
+                return visit(r, s, e->sub.value) < 0 ? -1 : visit(r, s, e->sub.index);
+        case AST_SLICE:
+                return visit(r, s, e->slice.lower) < 0 || visit(r, s, e->slice.upper) < 0
+                               ? -1
+                               : visit(r, s, e->slice.step);
+        case AST_CALL:
+                if (visit(r, s, e->call.func) < 0)
+                        return -1;
+                for (int i = 0; i < e->call.n_args; i++)
+                        if (visit(r, s, e->call.args[i]) < 0)
+                                return -1;
+                for (int i = 0; i < e->call.n_kw; i++)
+                        if (visit(r, s, e->call.kw[i].value) < 0)
+                                return -1;
+                return 0;
+        case AST_UNARY:
+                return visit(r, s, e->unary.operand);
+        case AST_BINOP:
+        case AST_BOOLOP:
+        case AST_COMPARE:
+                for (int i = 0; i < e->chain.n; i++)
+                        if (visit(r, s, e->chain.items[i]) < 0)
+                                return -1;
+                return 0;
+        case AST_IFEXP:
+                return visit(r, s, e->ifexp.test) < 0 || visit(r, s, e->ifexp.body) < 0
+                               ? -1
+                               : visit(r, s, e->ifexp.orelse);
+        case AST_TUPLE:
+        case AST_LIST:
+        case AST_SET:
+        case AST_FSTRING:
+                for (int i = 0; i < e->seq.n; i++)
+                        if (visit(r, s, e->seq.items[i]) < 0)
+                                return -1;
+                return 0;
+        case AST_DICT:
+                for (int i = 0; i < e->seq.n; i++)
+                        if (visit(r, s, e->seq.items[i]) < 0 || visit(r, s, e->seq.values[i]) < 0)
+                                return -1;
+                return 0;
+        case AST_FVALUE:
+                return visit(r, s, e->fvalue.value) < 0 ? -1 : visit(r, s, e->fvalue.spec);
+        case AST_STARRED:
+                return visit(r, s, e->starred.value);
+        default:
+                return 1;
+        }
+}
+
 static int collect_stmts(Resolver *r, AstScope *s, AstStmt **b, int n);
 static int collect_expr(Resolver *r, AstScope *s, AstExpr *e);
 
@@ -103,57 +166,10 @@ static int collect_expr(Resolver *r, AstScope *s, AstExpr *e)
         if (!e)
                 return 0;
         switch (e->kind) {
-        case AST_ATTR:
-                return collect_expr(r, s, e->attr.value);
-        case AST_SUBSCRIPT:
-                return collect_expr(r, s, e->sub.value) < 0 ? -1 : collect_expr(r, s, e->sub.index);
-        case AST_SLICE:
-                return collect_expr(r, s, e->slice.lower) < 0 ||
-                                       collect_expr(r, s, e->slice.upper) < 0
-                               ? -1
-                               : collect_expr(r, s, e->slice.step);
-        case AST_CALL:
-                if (collect_expr(r, s, e->call.func) < 0)
-                        return -1;
-                for (int i = 0; i < e->call.n_args; i++)
-                        if (collect_expr(r, s, e->call.args[i]) < 0)
-                                return -1;
-                for (int i = 0; i < e->call.n_kw; i++)
-                        if (collect_expr(r, s, e->call.kw[i].value) < 0)
-                                return -1;
-                return 0;
-        case AST_UNARY:
-                return collect_expr(r, s, e->unary.operand);
-        case AST_BINOP:
-        case AST_BOOLOP:
-        case AST_COMPARE:
-                for (int i = 0; i < e->chain.n; i++)
-                        if (collect_expr(r, s, e->chain.items[i]) < 0)
-                                return -1;
-                return 0;
-        case AST_IFEXP:
-                return collect_expr(r, s, e->ifexp.test) < 0 ||
-                                       collect_expr(r, s, e->ifexp.body) < 0
-                               ? -1
-                               : collect_expr(r, s, e->ifexp.orelse);
         case AST_LAMBDA:
                 if (collect_params(r, s, e->lambda) < 0)
                         return -1;
                 return collect_expr(r, &e->lambda->scope, e->lambda->expr);
-        case AST_TUPLE:
-        case AST_LIST:
-        case AST_SET:
-        case AST_FSTRING:
-                for (int i = 0; i < e->seq.n; i++)
-                        if (collect_expr(r, s, e->seq.items[i]) < 0)
-                                return -1;
-                return 0;
-        case AST_DICT:
-                for (int i = 0; i < e->seq.n; i++)
-                        if (collect_expr(r, s, e->seq.items[i]) < 0 ||
-                            collect_expr(r, s, e->seq.values[i]) < 0)
-                                return -1;
-                return 0;
         case AST_LISTCOMP:
         case AST_SETCOMP:
         case AST_DICTCOMP:
@@ -177,13 +193,8 @@ static int collect_expr(Resolver *r, AstScope *s, AstExpr *e)
                 return collect_expr(r, cs, e->comp.elt) < 0 ? -1
                                                             : collect_expr(r, cs, e->comp.value);
         }
-        case AST_FVALUE:
-                return collect_expr(r, s, e->fvalue.value) < 0 ? -1
-                                                               : collect_expr(r, s, e->fvalue.spec);
-        case AST_STARRED:
-                return collect_expr(r, s, e->starred.value);
         default:
-                return 0;
+                return visit_children(r, s, e, collect_expr) < 0 ? -1 : 0;
         }
 }
 
@@ -332,55 +343,8 @@ static int resolve_expr(Resolver *r, AstScope *s, AstExpr *e)
         switch (e->kind) {
         case AST_NAME:
                 return resolve_name(r, s, e);
-        case AST_ATTR:
-                return resolve_expr(r, s, e->attr.value);
-        case AST_SUBSCRIPT:
-                return resolve_expr(r, s, e->sub.value) < 0 ? -1 : resolve_expr(r, s, e->sub.index);
-        case AST_SLICE:
-                return resolve_expr(r, s, e->slice.lower) < 0 ||
-                                       resolve_expr(r, s, e->slice.upper) < 0
-                               ? -1
-                               : resolve_expr(r, s, e->slice.step);
-        case AST_CALL:
-                if (resolve_expr(r, s, e->call.func) < 0)
-                        return -1;
-                for (int i = 0; i < e->call.n_args; i++)
-                        if (resolve_expr(r, s, e->call.args[i]) < 0)
-                                return -1;
-                for (int i = 0; i < e->call.n_kw; i++)
-                        if (resolve_expr(r, s, e->call.kw[i].value) < 0)
-                                return -1;
-                return 0;
-        case AST_UNARY:
-                return resolve_expr(r, s, e->unary.operand);
-        case AST_BINOP:
-        case AST_BOOLOP:
-        case AST_COMPARE:
-                for (int i = 0; i < e->chain.n; i++)
-                        if (resolve_expr(r, s, e->chain.items[i]) < 0)
-                                return -1;
-                return 0;
-        case AST_IFEXP:
-                return resolve_expr(r, s, e->ifexp.test) < 0 ||
-                                       resolve_expr(r, s, e->ifexp.body) < 0
-                               ? -1
-                               : resolve_expr(r, s, e->ifexp.orelse);
         case AST_LAMBDA:
                 return resolve_function(r, s, e->lambda);
-        case AST_TUPLE:
-        case AST_LIST:
-        case AST_SET:
-        case AST_FSTRING:
-                for (int i = 0; i < e->seq.n; i++)
-                        if (resolve_expr(r, s, e->seq.items[i]) < 0)
-                                return -1;
-                return 0;
-        case AST_DICT:
-                for (int i = 0; i < e->seq.n; i++)
-                        if (resolve_expr(r, s, e->seq.items[i]) < 0 ||
-                            resolve_expr(r, s, e->seq.values[i]) < 0)
-                                return -1;
-                return 0;
         case AST_LISTCOMP:
         case AST_SETCOMP:
         case AST_DICTCOMP:
@@ -400,13 +364,8 @@ static int resolve_expr(Resolver *r, AstScope *s, AstExpr *e)
                 return resolve_expr(r, cs, e->comp.elt) < 0 ? -1
                                                             : resolve_expr(r, cs, e->comp.value);
         }
-        case AST_FVALUE:
-                return resolve_expr(r, s, e->fvalue.value) < 0 ? -1
-                                                               : resolve_expr(r, s, e->fvalue.spec);
-        case AST_STARRED:
-                return resolve_expr(r, s, e->starred.value);
         default:
-                return 0;
+                return visit_children(r, s, e, resolve_expr) < 0 ? -1 : 0;
         }
 }
 
