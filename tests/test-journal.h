@@ -1,6 +1,7 @@
 /* Helpers shared by test-journal.c and test-journal-faults.c: a fresh
  * storage directory per test, and a JournalOps table that can log every
- * file operation, fail the Nth one, or exit the process before it. */
+ * file operation, fail the Nth one, or exit the process before it, and
+ * counts the calls that only look (faccessat, fstatat, listings). */
 #pragma once
 
 #include <check.h>
@@ -39,6 +40,9 @@ static struct {
         bool frozen; /* the clock stands at frozen */
         struct timespec frozen_at;
         time_t offset; /* seconds added to the real clock */
+        /* Calls that only look at the disk; they are not steps. */
+        unsigned n_access, n_stat, n_listings;
+        unsigned n_fsync; /* fsyncs, counted whether or not logged */
 } fx;
 
 static Journal *crash_journal _unused_; /* reachable at a crash, for valgrind */
@@ -105,6 +109,7 @@ static inline ssize_t t_write(int fd, const void *buf, size_t n)
 
 static inline int t_fsync(int fd)
 {
+        fx.n_fsync++;
         if (step("fsync", fd, NULL, NULL, EIO))
                 return -1;
         return fx.no_fsync ? 0 : fsync(fd);
@@ -123,6 +128,39 @@ static inline int t_renameat(int olddirfd, const char *oldpath, int newdirfd, co
         if (step(NULL, -1, NULL, NULL, EIO))
                 return -1;
         return renameat(olddirfd, oldpath, newdirfd, newpath);
+}
+
+static inline int t_linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+                           int flags)
+{
+        char a[PATH_MAX], b[PATH_MAX];
+
+        if (fx.log) {
+                fd_path(olddirfd, oldpath, a);
+                fd_path(newdirfd, newpath, b);
+                strbuf_printf(&fx.trace, "linkat %s %s\n", a, b);
+        }
+        if (step(NULL, -1, NULL, NULL, EIO))
+                return -1;
+        return linkat(olddirfd, oldpath, newdirfd, newpath, flags);
+}
+
+static inline int t_faccessat(int dirfd, const char *path, int mode, int flags)
+{
+        fx.n_access++;
+        return faccessat(dirfd, path, mode, flags);
+}
+
+static inline int t_fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+        fx.n_stat++;
+        return fstatat(dirfd, path, st, flags);
+}
+
+static inline DIR *t_fdopendir(int fd)
+{
+        fx.n_listings++;
+        return fdopendir(fd);
 }
 
 static inline int t_unlinkat(int dirfd, const char *path, int flags)
@@ -151,6 +189,10 @@ static const JournalOps test_ops _unused_ = {
         .renameat = t_renameat,
         .unlinkat = t_unlinkat,
         .clock_gettime = t_clock,
+        .linkat = t_linkat,
+        .faccessat = t_faccessat,
+        .fstatat = t_fstatat,
+        .fdopendir = t_fdopendir,
 };
 
 static inline void setup(void)

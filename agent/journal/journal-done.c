@@ -82,7 +82,7 @@ static int64_t result_mtime(Journal *j, const char *name)
         struct stat st;
 
         snprintf(path, sizeof(path), "%s/%s", name, JOURNAL_RESULT_FILE);
-        if (fstatat(j->done_fd, path, &st, 0) < 0)
+        if (j->ops.fstatat(j->done_fd, path, &st, 0) < 0)
                 return -1;
         return ts_nsec(&st.st_mtim);
 }
@@ -155,7 +155,7 @@ int journal_done_open(Journal *j)
         if (j->done_fd < 0)
                 return j->done_fd;
 
-        r = journal_list_open(j->done_fd, &d);
+        r = journal_list_open(j, j->done_fd, &d);
         if (r < 0)
                 return r;
         for (struct dirent *de; (errno = 0, de = readdir(d));) {
@@ -188,20 +188,41 @@ int journal_done_open(Journal *j)
         return 0;
 }
 
-int journal_done_record(Journal *j, const char *ts, const json_t *plan_id)
+int journal_done_entry_id(Journal *j, JournalIndexEntry *e)
+{
+        char path[JOURNAL_TS_MAX + sizeof(JOURNAL_RESULT_FILE)];
+        _cleanup_free_ char *text = NULL;
+        _cleanup_json_ json_t *id = NULL;
+        size_t len;
+        int r;
+
+        if (e->id_known)
+                return 0;
+        snprintf(path, sizeof(path), "%s/%s", e->ts, JOURNAL_RESULT_FILE);
+        r = file_read_regular_at(j->plans_fd, path, JOURNAL_MAX_RESULT_FILE, &text, &len);
+        if (r < 0)
+                return r;
+        id = journal_result_source_id(text, len);
+        e->id_name[0] = '\0';
+        if (id && journal_done_id_ok(id)) {
+                r = id_name(id, e->id_name);
+                if (r < 0)
+                        return r;
+        }
+        e->id_known = true;
+        return 0;
+}
+
+int journal_done_record(Journal *j, const char *ts, const char name[65])
 {
         static const char *const drop[] = {JOURNAL_PLAN_FILE, JOURNAL_RUNNING_FILE,
                                            JOURNAL_PLAN_TMP, JOURNAL_RESULT_TMP};
         _cleanup_close_ int entry_fd = -1;
         char path[64 + 1 + sizeof(JOURNAL_RESULT_FILE)];
         struct timespec now;
-        char name[65];
         ssize_t i;
         int r;
 
-        r = id_name(plan_id, name);
-        if (r < 0)
-                return r;
         entry_fd = journal_open_dir(j, j->plans_fd, ts);
         if (entry_fd < 0)
                 return entry_fd;
@@ -257,8 +278,6 @@ static int result_matches(int dirfd, const char *dir, const json_t *plan_id, cha
 
 static int lookup_locked(Journal *j, const json_t *plan_id, char **ret)
 {
-        _cleanup_free_ JournalEntry *entries = NULL;
-        size_t n = 0;
         char name[65];
         ssize_t i;
         int r;
@@ -274,14 +293,25 @@ static int lookup_locked(Journal *j, const json_t *plan_id, char **ret)
                         return r;
         }
 
-        /* A result not yet confirmed answers the plan just as well. */
-        r = journal_list_locked(j, &entries, &n);
+        /* A result not yet confirmed answers the plan just as well. Each
+         * entry's result.json is read once for its SourceID (the name
+         * remembers it), and again only when the name matches. */
+        r = journal_index_fresh(j);
         if (r < 0)
                 return r;
-        for (size_t k = 0; k < n; k++) {
-                if (entries[k].state != JOURNAL_RESULT)
+        for (size_t k = 0; k < j->n_index; k++) {
+                JournalIndexEntry *e = &j->index[k];
+
+                if (!e->result)
                         continue;
-                r = result_matches(j->plans_fd, entries[k].ts, plan_id, ret);
+                r = journal_done_entry_id(j, e);
+                if (r == -ENOENT)
+                        continue;
+                if (r < 0)
+                        return r;
+                if (!streq(e->id_name, name))
+                        continue;
+                r = result_matches(j->plans_fd, e->ts, plan_id, ret);
                 if (r != 0)
                         return r;
         }

@@ -30,6 +30,20 @@ typedef struct JournalDone {
         int64_t time;  /* nanoseconds since the epoch */
 } JournalDone;
 
+/* What the journal knows of one entry directory. */
+typedef struct JournalIndexEntry {
+        char ts[JOURNAL_TS_MAX];
+        bool plan;    /* plan.json exists */
+        bool running; /* running exists */
+        bool result;  /* result.json exists */
+        bool begun;   /* journal_begin() marked it in this process: RUNNING, not INTERRUPTED */
+        /* id_known: id_name is the done-record name of result.json's
+         * SourceID, or "" when it has none that records are kept for.
+         * Filled on first need, cleared whenever result.json changes. */
+        bool id_known;
+        char id_name[65];
+} JournalIndexEntry;
+
 struct Journal {
         pthread_mutex_t lock;
         JournalOps ops;
@@ -43,10 +57,14 @@ struct Journal {
         int64_t last_stamp; /* >= 0 */
         JournalOpenReport report;
 
-        /* Entries journal_begin() marked in this process: their `running`
-         * file means RUNNING rather than INTERRUPTED. */
-        char (*begun)[JOURNAL_TS_MAX];
-        size_t n_begun;
+        /* Every entry directory in plans/, sorted by name (strcmp, the
+         * reference's order). The flock() means nobody else changes
+         * plans/, so after journal_open()'s scan each call keeps this in
+         * step with what it did, and listing needs no disk. stale: an
+         * update failed (no memory), rebuild from the disk before use. */
+        JournalIndexEntry *index;
+        size_t n_index, cap_index;
+        bool index_stale;
 
         /* Done records, oldest first. */
         JournalDone *done;
@@ -67,7 +85,7 @@ int journal_open_dir(Journal *j, int dirfd, const char *path);
 /* A stream listing dirfd's directory from its start, on a descriptor of
  * its own, so that closedir() leaves dirfd open. Returns 0, -errno from
  * openat(), or -ENOMEM when the stream cannot be made. */
-int journal_list_open(int dirfd, DIR **ret);
+int journal_list_open(Journal *j, int dirfd, DIR **ret);
 
 /* fsync a descriptor through the ops. Returns 0 or -errno. */
 int journal_sync(Journal *j, int fd);
@@ -81,7 +99,7 @@ int journal_write_atomic(Journal *j, int dirfd, const char *tmp, const char *nam
 
 /* Whether dirfd/path exists (following symlinks, as Python's
  * os.path.exists does). */
-bool journal_exists_at(int dirfd, const char *path);
+bool journal_exists_at(Journal *j, int dirfd, const char *path);
 
 /* Remove dirfd/name and everything below it, never following symlinks.
  * ENOENT counts as success. Returns 0 or -errno. */
@@ -90,24 +108,48 @@ int journal_rm_rf_at(Journal *j, int dirfd, const char *name);
 /* Wall-clock now through the ops. */
 int journal_now(Journal *j, struct timespec *ret);
 
+/* --- journal-index.c: the entries in memory ------------------------------ */
+
+/* The entry named ts, or NULL. */
+JournalIndexEntry *journal_index_get(Journal *j, const char *ts);
+
+/* The entry named ts, added with no files when it is new; NULL without
+ * memory (the index is then marked stale). */
+JournalIndexEntry *journal_index_add(Journal *j, const char *ts);
+
+/* Forget entry ts. */
+void journal_index_drop(Journal *j, const char *ts);
+
+/* Read entry ts's files from the disk again, after a call that failed
+ * half-way: the index then says what is really there. */
+void journal_index_probe(Journal *j, const char *ts);
+
+/* Rebuild a stale index from a listing of plans/. Returns 0 or -errno. */
+int journal_index_fresh(Journal *j);
+
+/* The state an entry is listed with; false when it is not listed (it has
+ * neither plan.json nor result.json). */
+bool journal_index_state(const JournalIndexEntry *e, JournalState *ret);
+
 /* --- journal-stamp.c --------------------------------------------------- */
 
 /* Load plans/stamp into j->last_stamp (absent: 0; unreadable as a number:
  * 0 and report.stamp_damaged). Returns 0 or -errno for I/O errors. */
 int journal_stamp_load(Journal *j);
 
-/* Forget that ts was begun in this process. */
-void journal_begun_forget(Journal *j, const char *ts);
-bool journal_begun_has(const Journal *j, const char *ts);
-
 /* --- journal-done.c ---------------------------------------------------- */
 
 /* Open (creating) plans/done, load its records, drop stale ones. */
 int journal_done_open(Journal *j);
 
-/* Move entry ts, which has a result.json answering plan_id, into done/.
- * Returns 0, or -errno with the entry left in place. */
-int journal_done_record(Journal *j, const char *ts, const json_t *plan_id);
+/* Move entry ts, which has a result.json answering the plan ID whose
+ * record name is name, into done/. Returns 0, or -errno with the entry
+ * left in place. */
+int journal_done_record(Journal *j, const char *ts, const char name[65]);
+
+/* The record name of entry e's result (e->id_name), read from its
+ * result.json unless known. Returns 0, -ENOENT or -errno. */
+int journal_done_entry_id(Journal *j, JournalIndexEntry *e);
 
 /* Whether plan_id is one that done records are kept for. */
 bool journal_done_id_ok(const json_t *plan_id);
@@ -115,8 +157,3 @@ bool journal_done_id_ok(const json_t *plan_id);
 /* The SourceID of a result document's text, as a new reference, or NULL
  * when the text is not a JSON object with one. */
 json_t *journal_result_source_id(const char *text, size_t len);
-
-/* --- journal.c --------------------------------------------------------- */
-
-/* journal_list() for a caller that holds the lock. */
-int journal_list_locked(Journal *j, JournalEntry **ret, size_t *ret_n);

@@ -1,9 +1,10 @@
 /* The journal's file operations: the system-call table that tests replace,
- * atomic and durable writes, and tree removal. Reads (whole files through
- * util/fileio.h's file_read_regular_at) and directory listings go
- * straight to the system: only the calls that change
- * the disk (and the clock) pass through JournalOps, which is what the
- * fault-injection tests need. */
+ * atomic and durable writes, and tree removal. Whole-file reads (through
+ * util/fileio.h's file_read_regular_at) go straight to the system; the
+ * calls that change the disk, the clock, and the ones that look at the
+ * disk without reading a file (existence, status, listings) pass through
+ * JournalOps, which is what the fault-injection tests and the tests that
+ * count the disk work of a call need. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +29,10 @@ const JournalOps journal_sys_ops = {
         .renameat = renameat,
         .unlinkat = unlinkat,
         .clock_gettime = clock_gettime,
+        .linkat = linkat,
+        .faccessat = faccessat,
+        .fstatat = fstatat,
+        .fdopendir = fdopendir,
 };
 
 bool journal_ts_valid(const char *name)
@@ -44,14 +49,14 @@ int journal_open_dir(Journal *j, int dirfd, const char *path)
         return fd < 0 ? -errno : fd;
 }
 
-int journal_list_open(int dirfd, DIR **ret)
+int journal_list_open(Journal *j, int dirfd, DIR **ret)
 {
         int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         DIR *d;
 
         if (fd < 0)
                 return -errno;
-        d = fdopendir(fd);
+        d = j->ops.fdopendir(fd);
         if (!d) {
                 close(fd);
                 return -ENOMEM;
@@ -118,9 +123,9 @@ fail_tmp:
         return r;
 }
 
-bool journal_exists_at(int dirfd, const char *path)
+bool journal_exists_at(Journal *j, int dirfd, const char *path)
 {
-        return faccessat(dirfd, path, F_OK, 0) == 0;
+        return j->ops.faccessat(dirfd, path, F_OK, 0) == 0;
 }
 
 /* Entries are a few levels deep at most (a plan's dir holds files); this
@@ -141,7 +146,7 @@ static int rm_rf(Journal *j, int parent_fd, const char *name, unsigned depth)
         fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return errno == ENOENT ? 0 : -errno;
-        d = fdopendir(fd);
+        d = j->ops.fdopendir(fd);
         if (!d) {
                 r = -errno;
                 close(fd);

@@ -119,6 +119,7 @@ int journal_put_plan(Journal *j, const void *body, size_t body_len, const void *
         _cleanup_free_ char *text = NULL;
         _cleanup_close_ int entry_fd = -1;
         char ts[JOURNAL_TS_MAX];
+        JournalIndexEntry *e;
         size_t len;
         int r;
 
@@ -142,6 +143,9 @@ int journal_put_plan(Journal *j, const void *body, size_t body_len, const void *
         r = journal_sync(j, j->plans_fd);
         if (r < 0)
                 goto fail;
+        e = journal_index_add(j, ts);
+        if (e)
+                e->plan = true;
         memcpy(ret_ts, ts, JOURNAL_TS_MAX);
         goto out;
 
@@ -151,6 +155,9 @@ fail:
         if (entry_fd >= 0)
                 (void)j->ops.unlinkat(entry_fd, JOURNAL_PLAN_FILE, 0);
         (void)j->ops.unlinkat(j->plans_fd, ts, AT_REMOVEDIR);
+        /* Normally gone; if the clean-up failed too, the index must show
+         * the plan that is still there, as a fresh start would. */
+        journal_index_probe(j, ts);
 out:
         pthread_mutex_unlock(&j->lock);
         return r;
@@ -353,6 +360,7 @@ out:
 int journal_put_result(Journal *j, const char *ts, const char *text, size_t len)
 {
         _cleanup_close_ int entry_fd = -1;
+        JournalIndexEntry *e;
         int r;
 
         if (!journal_ts_valid(ts))
@@ -364,6 +372,13 @@ int journal_put_result(Journal *j, const char *ts, const char *text, size_t len)
         else
                 r = journal_write_atomic(j, entry_fd, JOURNAL_RESULT_TMP, JOURNAL_RESULT_FILE, text,
                                          len, true);
+        e = r == 0 ? journal_index_get(j, ts) : NULL;
+        if (e) {
+                e->result = true;
+                e->id_known = false;
+        } else if (entry_fd >= 0) {
+                journal_index_probe(j, ts);
+        }
         pthread_mutex_unlock(&j->lock);
         return r;
 }

@@ -81,39 +81,6 @@ static int stamp_save(Journal *j, int64_t v)
                                     (size_t)n, false);
 }
 
-bool journal_begun_has(const Journal *j, const char *ts)
-{
-        for (size_t i = 0; i < j->n_begun; i++)
-                if (streq(j->begun[i], ts))
-                        return true;
-        return false;
-}
-
-static int begun_add(Journal *j, const char *ts)
-{
-        char(*p)[JOURNAL_TS_MAX];
-
-        if (journal_begun_has(j, ts))
-                return 0;
-        p = realloc(j->begun, (j->n_begun + 1) * sizeof(*p));
-        if (!p)
-                return -ENOMEM;
-        j->begun = p;
-        strcpy(j->begun[j->n_begun++], ts);
-        return 0;
-}
-
-void journal_begun_forget(Journal *j, const char *ts)
-{
-        for (size_t i = 0; i < j->n_begun; i++)
-                if (streq(j->begun[i], ts)) {
-                        memmove(j->begun[i], j->begun[i + 1],
-                                (j->n_begun - i - 1) * sizeof(j->begun[0]));
-                        j->n_begun--;
-                        return;
-                }
-}
-
 /* What the reference does with ep.get('Stamp', -1) >= 0: *ret is the
  * stamp, or -1 when there is none to check. */
 static int stamp_classify(const json_t *stamp, int64_t *ret)
@@ -144,10 +111,22 @@ static int stamp_classify(const json_t *stamp, int64_t *ret)
         return 0;
 }
 
+/* `running` is a second name for plan.json (a hard link). Only its
+ * existence matters, and the inode it names is already durable
+ * (journal_put_plan() fsync'd it), so the one new thing is a name in the
+ * entry directory, which that directory's fsync makes durable. An empty
+ * file would be a new inode, which strictly needs an fsync of its own too
+ * (ext4 without a journal writes only the directory's blocks on the
+ * directory's fsync). Where no link can be made (no plan.json, which only
+ * an entry holding just a result lacks; a file system without hard links;
+ * `running` left by an earlier attempt), it is an empty file after all,
+ * fsync'd, and then the directory. */
 static int mark_running(Journal *j, int entry_fd)
 {
         int fd, r;
 
+        if (j->ops.linkat(entry_fd, JOURNAL_PLAN_FILE, entry_fd, JOURNAL_RUNNING_FILE, 0) == 0)
+                return journal_sync(j, entry_fd);
         fd = j->ops.openat(entry_fd, JOURNAL_RUNNING_FILE,
                            O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
@@ -162,6 +141,7 @@ static int mark_running(Journal *j, int entry_fd)
 int journal_begin(Journal *j, const char *ts, const json_t *stamp)
 {
         _cleanup_close_ int entry_fd = -1;
+        JournalIndexEntry *e;
         int64_t v;
         int r;
 
@@ -181,11 +161,26 @@ int journal_begin(Journal *j, const char *ts, const json_t *stamp)
                 r = entry_fd;
                 goto out;
         }
-        r = begun_add(j, ts);
-        if (r < 0)
+        e = journal_index_get(j, ts);
+        if (!e) {
+                /* Only a stale index lacks it. */
+                journal_index_probe(j, ts);
+                e = journal_index_get(j, ts);
+        }
+        if (!e) {
+                r = -ENOMEM;
                 goto out;
+        }
+        e->begun = true;
         r = mark_running(j, entry_fd);
-        if (r < 0 || v < 0)
+        if (r == 0) {
+                e->running = true;
+        } else {
+                /* `running` may be there or not: look. */
+                journal_index_probe(j, ts);
+                goto out;
+        }
+        if (v < 0)
                 goto out;
         r = stamp_save(j, v);
         if (r == 0)

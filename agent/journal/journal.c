@@ -1,6 +1,7 @@
-/* The journal object: opening (with the repairs a crash calls for), the
- * listing the daemon's loop works from, and removal. See journal.h for
- * the layout and docs/journal.md for the daemon's side. */
+/* The journal object: opening (with the repairs a crash calls for and the
+ * one scan that fills the index), the listing the daemon's loop works
+ * from, and removal. See journal.h for the layout and docs/journal.md for
+ * the daemon's side. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -73,38 +74,53 @@ static int open_plans(Journal *j, const char *storage)
 
 /* Repair one entry after a crash: remove temporary files, and the entry
  * when it holds neither a plan nor a result (a message that was never
- * acked, so the broker still has it). */
-static void recover_entry(Journal *j, const char *ts)
+ * acked, so the broker still has it). Fills *e with what stays; returns
+ * false when nothing does (or the name is not a directory). */
+static bool recover_entry(Journal *j, const char *ts, JournalIndexEntry *e)
 {
         static const char *const tmps[] = {JOURNAL_PLAN_TMP, JOURNAL_RESULT_TMP};
         _cleanup_close_ int fd = journal_open_dir(j, j->plans_fd, ts);
-        bool plan, result;
 
         if (fd < 0)
-                return;
+                return false;
         for (size_t i = 0; i < ELEMENTSOF(tmps); i++)
                 if (j->ops.unlinkat(fd, tmps[i], 0) == 0)
                         j->report.n_temp_removed++;
-        plan = journal_exists_at(fd, JOURNAL_PLAN_FILE);
-        result = journal_exists_at(fd, JOURNAL_RESULT_FILE);
-        if (!plan && !result) {
-                if (journal_rm_rf_at(j, j->plans_fd, ts) == 0)
+        *e = (JournalIndexEntry){.plan = journal_exists_at(j, fd, JOURNAL_PLAN_FILE),
+                                 .running = journal_exists_at(j, fd, JOURNAL_RUNNING_FILE),
+                                 .result = journal_exists_at(j, fd, JOURNAL_RESULT_FILE)};
+        snprintf(e->ts, sizeof(e->ts), "%.20s", ts);
+        if (!e->plan && !e->result) {
+                if (journal_rm_rf_at(j, j->plans_fd, ts) == 0) {
                         j->report.n_empty_removed++;
-                return;
+                        return false;
+                }
+                /* Still there: indexed, but never listed. */
+                return true;
         }
-        if (plan && !result && journal_exists_at(fd, JOURNAL_RUNNING_FILE))
+        if (e->plan && !e->result && e->running)
                 j->report.n_interrupted++;
+        return true;
 }
 
+static int index_cmp(const void *a, const void *b)
+{
+        return strcmp(((const JournalIndexEntry *)a)->ts, ((const JournalIndexEntry *)b)->ts);
+}
+
+/* The scan at open: repairs, and the index, built unsorted and sorted
+ * once. */
 static int recover(Journal *j)
 {
         int r;
         DIR *d;
 
-        r = journal_list_open(j->plans_fd, &d);
+        r = journal_list_open(j, j->plans_fd, &d);
         if (r < 0)
                 return r;
         for (struct dirent *de; (errno = 0, de = readdir(d));) {
+                JournalIndexEntry e;
+
                 if (streq(de->d_name, JOURNAL_STAMP_TMP)) {
                         if (j->ops.unlinkat(j->plans_fd, de->d_name, 0) == 0)
                                 j->report.n_temp_removed++;
@@ -115,12 +131,47 @@ static int recover(Journal *j)
                 uint64_t v = strtoull(de->d_name, NULL, 10);
                 if (v > j->last_ts)
                         j->last_ts = v;
-                recover_entry(j, de->d_name);
+                if (!recover_entry(j, de->d_name, &e))
+                        continue;
+                if (j->n_index == j->cap_index) {
+                        size_t cap = j->cap_index ? j->cap_index * 2 : 16;
+                        JournalIndexEntry *p = realloc(j->index, cap * sizeof(*p));
+
+                        if (!p) {
+                                errno = ENOMEM;
+                                break;
+                        }
+                        j->index = p;
+                        j->cap_index = cap;
+                }
+                j->index[j->n_index++] = e;
         }
         if (errno != 0)
                 r = -errno;
         closedir(d);
+        if (r == 0 && j->n_index > 1)
+                qsort(j->index, j->n_index, sizeof(*j->index), index_cmp);
         return r;
+}
+
+/* Fields of opt->ops left NULL are the system calls. */
+static void ops_fill(JournalOps *ops)
+{
+#define FILL(f)                                                                                    \
+        if (!ops->f)                                                                               \
+                ops->f = journal_sys_ops.f;
+        FILL(mkdirat)
+        FILL(openat)
+        FILL(write)
+        FILL(fsync)
+        FILL(renameat)
+        FILL(unlinkat)
+        FILL(clock_gettime)
+        FILL(linkat)
+        FILL(faccessat)
+        FILL(fstatat)
+        FILL(fdopendir)
+#undef FILL
 }
 
 int journal_open(const char *storage, const JournalOptions *opt, Journal **ret)
@@ -137,6 +188,7 @@ int journal_open(const char *storage, const JournalOptions *opt, Journal **ret)
         j->plans_fd = j->done_fd = -1;
         pthread_mutex_init(&j->lock, NULL);
         j->ops = o.ops ? *o.ops : journal_sys_ops;
+        ops_fill(&j->ops);
         j->max_plan_file = o.max_plan_file ? o.max_plan_file : DEFAULT_MAX_PLAN_FILE;
         j->done_max_count = o.done_max_count;
         /* Ages are compared in nanoseconds: beyond 292 years is forever. */
@@ -169,7 +221,7 @@ Journal *journal_free(Journal *j)
                 close(j->done_fd);
         if (j->plans_fd >= 0)
                 close(j->plans_fd);
-        free(j->begun);
+        free(j->index);
         free(j->done);
         pthread_mutex_destroy(&j->lock);
         free(j);
@@ -181,148 +233,152 @@ const JournalOpenReport *journal_open_report(const Journal *j)
         return &j->report;
 }
 
-static int entry_cmp(const void *a, const void *b)
-{
-        return strcmp(((const JournalEntry *)a)->ts, ((const JournalEntry *)b)->ts);
-}
-
-static bool entry_has(Journal *j, const char *ts, const char *file)
-{
-        char path[JOURNAL_TS_MAX + 16];
-
-        snprintf(path, sizeof(path), "%.20s/%s", ts, file);
-        return journal_exists_at(j->plans_fd, path);
-}
-
-int journal_list_locked(Journal *j, JournalEntry **ret, size_t *ret_n)
+int journal_list(Journal *j, JournalEntry **ret, size_t *ret_n)
 {
         _cleanup_free_ JournalEntry *v = NULL;
-        size_t n = 0, cap = 0;
-        DIR *d;
+        size_t n = 0;
         int r;
 
-        r = journal_list_open(j->plans_fd, &d);
+        pthread_mutex_lock(&j->lock);
+        r = journal_index_fresh(j);
         if (r < 0)
-                return r;
-        for (struct dirent *de; (errno = 0, de = readdir(d));) {
-                JournalState state;
-
-                if (!journal_ts_valid(de->d_name))
-                        continue;
-                if (entry_has(j, de->d_name, JOURNAL_RESULT_FILE))
-                        state = JOURNAL_RESULT;
-                else if (!entry_has(j, de->d_name, JOURNAL_PLAN_FILE))
-                        continue;
-                else if (!entry_has(j, de->d_name, JOURNAL_RUNNING_FILE))
-                        state = JOURNAL_PENDING;
-                else if (journal_begun_has(j, de->d_name))
-                        state = JOURNAL_RUNNING;
-                else
-                        state = JOURNAL_INTERRUPTED;
-                if (n == cap) {
-                        size_t ncap = cap ? cap * 2 : 8;
-                        JournalEntry *p = realloc(v, ncap * sizeof(*p));
-                        if (!p) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                        v = p;
-                        cap = ncap;
+                goto out;
+        if (j->n_index > 0) {
+                v = malloc(j->n_index * sizeof(*v));
+                if (!v) {
+                        r = -ENOMEM;
+                        goto out;
                 }
-                strcpy(v[n].ts, de->d_name);
-                v[n].state = state;
-                n++;
         }
-        if (r == 0 && errno != 0)
-                r = -errno;
-        closedir(d);
+        for (size_t i = 0; i < j->n_index; i++)
+                if (journal_index_state(&j->index[i], &v[n].state)) {
+                        memcpy(v[n].ts, j->index[i].ts, JOURNAL_TS_MAX);
+                        n++;
+                }
+out:
+        pthread_mutex_unlock(&j->lock);
         if (r < 0)
                 return r;
-        if (n > 1)
-                qsort(v, n, sizeof(*v), entry_cmp);
-        *ret = TAKE_PTR(v);
+        *ret = n > 0 ? TAKE_PTR(v) : NULL;
         *ret_n = n;
         return 0;
 }
 
-int journal_list(Journal *j, JournalEntry **ret, size_t *ret_n)
+int journal_next(Journal *j, JournalEntry *ret)
 {
+        const JournalIndexEntry *pick = NULL;
+        JournalState state = JOURNAL_PENDING;
         int r;
 
         pthread_mutex_lock(&j->lock);
-        r = journal_list_locked(j, ret, ret_n);
+        r = journal_index_fresh(j);
+        if (r < 0)
+                goto out;
+        /* The reference's main loop: unsent results first, then plans. */
+        for (size_t i = 0; i < j->n_index && !pick; i++)
+                if (j->index[i].result) {
+                        pick = &j->index[i];
+                        state = JOURNAL_RESULT;
+                }
+        for (size_t i = 0; i < j->n_index && !pick; i++)
+                if (journal_index_state(&j->index[i], &state) &&
+                    (state == JOURNAL_PENDING || state == JOURNAL_INTERRUPTED))
+                        pick = &j->index[i];
+        if (pick) {
+                memcpy(ret->ts, pick->ts, JOURNAL_TS_MAX);
+                ret->state = state;
+                r = 1;
+        }
+out:
         pthread_mutex_unlock(&j->lock);
         return r;
-}
-
-int journal_next(Journal *j, JournalEntry *ret)
-{
-        _cleanup_free_ JournalEntry *v = NULL;
-        const JournalEntry *pick = NULL;
-        size_t n = 0;
-        int r;
-
-        r = journal_list(j, &v, &n);
-        if (r < 0)
-                return r;
-        /* The reference's main loop: unsent results first, then plans. */
-        for (size_t i = 0; i < n && !pick; i++)
-                if (v[i].state == JOURNAL_RESULT)
-                        pick = &v[i];
-        for (size_t i = 0; i < n && !pick; i++)
-                if (v[i].state == JOURNAL_PENDING || v[i].state == JOURNAL_INTERRUPTED)
-                        pick = &v[i];
-        if (!pick)
-                return 0;
-        *ret = *pick;
-        return 1;
 }
 
 /* Record the entry's result under its SourceID when it has one worth
  * recording. Returns 1 when the entry moved to done/, 0 when it was left
  * for plain removal, or -errno. */
-static int remove_record(Journal *j, const char *ts)
+static int remove_record(Journal *j, const char *ts, JournalIndexEntry *e)
 {
-        char path[JOURNAL_TS_MAX + sizeof(JOURNAL_RESULT_FILE)];
-        _cleanup_free_ char *text = NULL;
-        _cleanup_json_ json_t *id = NULL;
-        size_t len;
+        JournalIndexEntry unknown = {.result = true};
+        char name[65];
         int r;
 
         if (j->done_max_count == 0 || j->done_max_age <= 0)
                 return 0;
-        snprintf(path, sizeof(path), "%s/%s", ts, JOURNAL_RESULT_FILE);
-        r = file_read_regular_at(j->plans_fd, path, JOURNAL_MAX_RESULT_FILE, &text, &len);
+        if (!e) {
+                /* Not in a stale index: the disk says. */
+                snprintf(unknown.ts, sizeof(unknown.ts), "%.20s", ts);
+                e = &unknown;
+        }
+        if (!e->result)
+                return 0;
+        r = journal_done_entry_id(j, e);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return r;
-        id = journal_result_source_id(text, len);
-        if (!id || !journal_done_id_ok(id))
+        if (!e->id_name[0])
                 return 0;
-        r = journal_done_record(j, ts, id);
+        memcpy(name, e->id_name, sizeof(name));
+        r = journal_done_record(j, ts, name);
         return r < 0 ? r : 1;
+}
+
+/* Remove an entry whose files the index knows: plan.json first and
+ * result.json last, so that a crash half-way leaves an entry that still
+ * publishes its result (or an empty one that the next start removes),
+ * never a plan whose result is gone. Anything else in the directory
+ * (temporary files of failed writes) makes rmdir fail and the whole tree
+ * go the slow way. */
+static int entry_remove(Journal *j, const char *ts, const JournalIndexEntry *e)
+{
+        const struct {
+                bool has;
+                const char *name;
+        } files[] = {
+                {e->plan, JOURNAL_PLAN_FILE},
+                {e->running, JOURNAL_RUNNING_FILE},
+                {e->result, JOURNAL_RESULT_FILE},
+        };
+        char path[JOURNAL_TS_MAX + 16];
+
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                if (!files[i].has)
+                        continue;
+                snprintf(path, sizeof(path), "%s/%s", ts, files[i].name);
+                if (j->ops.unlinkat(j->plans_fd, path, 0) < 0 && errno != ENOENT)
+                        return -errno;
+        }
+        if (j->ops.unlinkat(j->plans_fd, ts, AT_REMOVEDIR) == 0 || errno == ENOENT)
+                return 0;
+        if (errno != ENOTEMPTY && errno != EEXIST)
+                return -errno;
+        return journal_rm_rf_at(j, j->plans_fd, ts);
 }
 
 int journal_remove(Journal *j, const char *ts, bool record)
 {
+        JournalIndexEntry *e;
         struct stat st;
         int r = 0;
 
         if (!journal_ts_valid(ts))
                 return -EINVAL;
         pthread_mutex_lock(&j->lock);
-        if (fstatat(j->plans_fd, ts, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+        e = journal_index_get(j, ts);
+        if (!e && j->ops.fstatat(j->plans_fd, ts, &st, AT_SYMLINK_NOFOLLOW) < 0) {
                 r = -errno;
                 goto out;
         }
         if (record)
-                r = remove_record(j, ts);
+                r = remove_record(j, ts, e);
         if (r == 0)
-                r = journal_rm_rf_at(j, j->plans_fd, ts);
+                r = e ? entry_remove(j, ts, e) : journal_rm_rf_at(j, j->plans_fd, ts);
         if (r >= 0) {
-                journal_begun_forget(j, ts);
+                journal_index_drop(j, ts);
                 r = 0;
+        } else {
+                journal_index_probe(j, ts);
         }
 out:
         pthread_mutex_unlock(&j->lock);

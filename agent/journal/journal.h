@@ -9,6 +9,7 @@
  *       plan.json                     {"Data": b64(body), "Signature": b64(sig),
  *                                      "ID": msg_id, "ReplyTo": reply_to}
  *       running                       ours: the plan's execution has begun
+ *                                     (a hard link to plan.json)
  *       result.json                   the result document's text
  *     done/<sha256 of the ID>/        ours: recently finished plans, for
  *       result.json                   answering a redelivered plan
@@ -28,6 +29,13 @@
  * renames and unlinks without waiting for the disk (a removal that a power
  * loss undoes only means a result is published again).
  *
+ * The entries and their states are kept in memory: journal_open() lists
+ * plans/ once, and since its flock() keeps other processes out, every
+ * later call updates that index with what it did. journal_list() and
+ * journal_next() therefore touch no disk at all, and
+ * journal_done_lookup() lists nothing and reads only a matching result
+ * (and, once each, the results it has not seen yet).
+ *
  * A Journal may be shared by threads: an internal mutex serialises all
  * calls. It holds an exclusive flock() on plans/ so that two agents never
  * share one storage directory.
@@ -37,10 +45,12 @@
  * expected outcomes. Nothing here logs; the daemon logs what it is told. */
 #pragma once
 
+#include <dirent.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -65,9 +75,10 @@
 #define JOURNAL_DONE_MAX_COUNT 1000
 #define JOURNAL_DONE_MAX_AGE   (7 * 24 * 3600)
 
-/* The file operations the journal writes through, with the system calls'
+/* The file operations the journal goes through, with the system calls'
  * own conventions (-1 and errno). Tests replace them to make a write, an
- * fsync or a rename fail; the daemon passes NULL for the real ones. */
+ * fsync or a rename fail, or to count what a call does; the daemon passes
+ * NULL for the real ones. A field left NULL is the system call. */
 typedef struct JournalOps {
         int (*mkdirat)(int dirfd, const char *path, mode_t mode);
         int (*openat)(int dirfd, const char *path, int flags, mode_t mode);
@@ -77,6 +88,13 @@ typedef struct JournalOps {
         int (*unlinkat)(int dirfd, const char *path, int flags);
         /* Wall-clock time, for entry names and the age of done records. */
         int (*clock_gettime)(clockid_t clock, struct timespec *ts);
+        int (*linkat)(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+                      int flags);
+        /* What only looks: existence and status of a path, and directory
+         * listings (every listing starts with fdopendir()). */
+        int (*faccessat)(int dirfd, const char *path, int mode, int flags);
+        int (*fstatat)(int dirfd, const char *path, struct stat *st, int flags);
+        DIR *(*fdopendir)(int fd);
 } JournalOps;
 
 typedef struct JournalOptions {
@@ -177,7 +195,7 @@ DEFINE_CLEANUP(JournalPlan, journal_plan_free)
  * when absent). In this order:
  *   - a Stamp that is not an integer: JOURNAL_STAMP_INVALID;
  *   - a Stamp >= 0 and <= the last accepted one: JOURNAL_STAMP_OLD;
- *   - <ts>/running is written and fsync'd;
+ *   - <ts>/running is made and made durable;
  *   - a Stamp >= 0 becomes the last accepted one, durably in `stamp`.
  * Nothing is written in the first two cases. Negative stamps count as
  * absent, as in the reference. Because `running` is durable before the
