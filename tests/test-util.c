@@ -2,6 +2,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,6 +273,300 @@ START_TEST(test_b64_append_limit)
 }
 END_TEST
 
+/* ---- Base64 against naive references ------------------------------------
+ *
+ * The decoders' fast paths (a table, four characters at a time) are checked
+ * against plain character-by-character versions of the rules written here,
+ * over every byte value in every position and over random texts. */
+
+static const char b64_alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static int ref_value(unsigned char c)
+{
+        const char *p = c ? strchr(b64_alphabet, c) : NULL;
+
+        return p ? (int)(p - b64_alphabet) : -1;
+}
+
+/* binascii.a2b_base64(text, strict_mode=False), step by step. Returns 0
+ * with the bytes in out, or 1 with the error text in why. */
+static int ref_decode(const unsigned char *t, size_t len, unsigned char *out, size_t *ret_len,
+                      char *why, size_t why_size)
+{
+        size_t n = 0;
+        int quad_pos = 0, pads = 0, left = 0;
+
+        for (size_t i = 0; i < len; i++) {
+                int v;
+
+                if (t[i] == '=') {
+                        if (quad_pos >= 2 && quad_pos + ++pads >= 4)
+                                break;
+                        continue;
+                }
+                v = ref_value(t[i]);
+                if (v < 0)
+                        continue;
+                pads = 0;
+                if (quad_pos == 0) {
+                        left = v;
+                } else if (quad_pos == 1) {
+                        out[n++] = (unsigned char)(left << 2 | v >> 4);
+                        left = v & 0x0f;
+                } else if (quad_pos == 2) {
+                        out[n++] = (unsigned char)(left << 4 | v >> 2);
+                        left = v & 0x03;
+                } else {
+                        out[n++] = (unsigned char)(left << 6 | v);
+                }
+                quad_pos = (quad_pos + 1) % 4;
+        }
+        *ret_len = n;
+        if (quad_pos == 0 || (pads > 0 && quad_pos >= 2 && quad_pos + pads >= 4))
+                return 0;
+        if (quad_pos == 1)
+                snprintf(why, why_size,
+                         "Invalid base64-encoded string: number of data characters (%zu) cannot "
+                         "be 1 more than a multiple of 4",
+                         n / 3 * 4 + 1);
+        else
+                snprintf(why, why_size, "Incorrect padding");
+        return 1;
+}
+
+/* What b64encode writes and nothing else: groups of four alphabet
+ * characters, the last of which may be "xx==" or "xxx=". Returns 0 or
+ * -EINVAL. */
+static int ref_decode_canonical(const unsigned char *t, size_t len, unsigned char *out,
+                                size_t *ret_len)
+{
+        size_t n = 0;
+
+        if (len % 4 != 0)
+                return -EINVAL;
+        for (size_t i = 0; i < len; i += 4) {
+                int v[4];
+                bool last = i + 4 == len;
+
+                for (int k = 0; k < 4; k++)
+                        v[k] = ref_value(t[i + k]);
+                if (v[0] < 0 || v[1] < 0)
+                        return -EINVAL;
+                if (v[2] < 0 && !(last && t[i + 2] == '=' && t[i + 3] == '='))
+                        return -EINVAL;
+                if (v[3] < 0 && !(last && t[i + 3] == '='))
+                        return -EINVAL;
+                out[n++] = (unsigned char)(v[0] << 2 | v[1] >> 4);
+                if (v[2] >= 0)
+                        out[n++] = (unsigned char)(v[1] << 4 | v[2] >> 2);
+                if (v[3] >= 0)
+                        out[n++] = (unsigned char)(v[2] << 6 | v[3]);
+        }
+        *ret_len = n;
+        return 0;
+}
+
+static size_t ref_encode(char *out, const unsigned char *p, size_t len)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < len; i += 3) {
+                unsigned b0 = p[i], b1 = i + 1 < len ? p[i + 1] : 0;
+                unsigned b2 = i + 2 < len ? p[i + 2] : 0;
+
+                out[n++] = b64_alphabet[b0 >> 2];
+                out[n++] = b64_alphabet[(b0 & 3) << 4 | b1 >> 4];
+                out[n++] = i + 1 < len ? b64_alphabet[(b1 & 15) << 2 | b2 >> 6] : '=';
+                out[n++] = i + 2 < len ? b64_alphabet[b2 & 63] : '=';
+        }
+        return n;
+}
+
+/* Both decoders on t[0..len) against the references. */
+static void check_both(const unsigned char *t, size_t len)
+{
+        _cleanup_free_ unsigned char *want = malloc(len + 1);
+        char *out = NULL, *why = NULL, want_why[160] = "";
+        size_t out_len = 0, want_len = 0;
+        int r, want_r;
+
+        ck_assert_ptr_nonnull(want);
+        want_r = ref_decode(t, len, want, &want_len, want_why, sizeof(want_why));
+        r = base64_decode((const char *)t, len, &out, &out_len, &why);
+        ck_assert_int_eq(r, want_r);
+        if (r == 0) {
+                ck_assert_uint_eq(out_len, want_len);
+                ck_assert(memcmp(out, want, want_len) == 0);
+                ck_assert_int_eq(out[out_len], '\0');
+                free(out);
+        } else {
+                ck_assert_str_eq(why, want_why);
+                free(why);
+        }
+
+        out = NULL;
+        want_r = ref_decode_canonical(t, len, want, &want_len);
+        r = base64_decode_canonical((const char *)t, len, &out, &out_len);
+        ck_assert_int_eq(r, want_r);
+        if (r == 0) {
+                ck_assert_uint_eq(out_len, want_len);
+                ck_assert(memcmp(out, want, want_len) == 0);
+                ck_assert_int_eq(out[out_len], '\0');
+                free(out);
+        } else {
+                ck_assert_ptr_null(out);
+        }
+}
+
+/* Every byte value in every position of texts that are otherwise valid:
+ * whole groups, the padded endings, and a group in the middle of others. */
+START_TEST(test_b64_every_byte)
+{
+        static const char *const texts[] = {"QUJD",     "QUI=",     "QQ==",         "QUJDREVG",
+                                            "QUJDRA==", "QUJDREU=", "QUJDREVGR0hJ", "QUJDREVGR0g="};
+        const char *base = texts[_i];
+        size_t len = strlen(base);
+        unsigned char t[16];
+
+        for (size_t pos = 0; pos < len; pos++)
+                for (unsigned c = 0; c < 256; c++) {
+                        memcpy(t, base, len);
+                        t[pos] = (unsigned char)c;
+                        check_both(t, len);
+                }
+}
+END_TEST
+
+/* The exact outcomes of a few of those, so that the references cannot be
+ * wrong together with the code. */
+START_TEST(test_b64_every_byte_counts)
+{
+        unsigned char t[4];
+        unsigned ok_lenient = 0, ok_canonical = 0;
+
+        for (unsigned c = 0; c < 256; c++) {
+                char *out = NULL, *why = NULL;
+                size_t len = 0;
+
+                memcpy(t, "QUJD", 4);
+                t[1] = (unsigned char)c;
+                if (base64_decode((const char *)t, 4, &out, &len, &why) == 0) {
+                        ok_lenient++;
+                        ck_assert_uint_eq(len, 3);
+                        free(out);
+                } else {
+                        /* Anything else is skipped, leaving three data
+                         * characters. */
+                        ck_assert_str_eq(why, "Incorrect padding");
+                        free(why);
+                }
+                out = NULL;
+                if (base64_decode_canonical((const char *)t, 4, &out, &len) == 0) {
+                        ok_canonical++;
+                        free(out);
+                }
+        }
+        ck_assert_uint_eq(ok_lenient, 64);
+        ck_assert_uint_eq(ok_canonical, 64);
+}
+END_TEST
+
+/* Padding: where '=' may stand, and what it ends. */
+START_TEST(test_b64_padding)
+{
+        static const struct {
+                const char *in;
+                int lenient;   /* 0 or 1 (an error) */
+                int canonical; /* 0 or -EINVAL */
+                size_t n;      /* bytes decoded, when lenient is 0 */
+        } cases[] = {
+                {"QQ==", 0, 0, 1},           {"QUI=", 0, 0, 2},
+                {"QUJD", 0, 0, 3},           {"Q===", 1, -EINVAL, 0},
+                {"QQ=", 1, -EINVAL, 0},      {"QQ=A", 1, -EINVAL, 0},
+                {"QQ==QUJD", 0, -EINVAL, 1}, {"QUI=QUJD", 0, -EINVAL, 2},
+                {"QUJD====", 0, -EINVAL, 3}, {"=QUJD", 0, -EINVAL, 3},
+                {"QU=JD", 0, -EINVAL, 3},    {"QUJ=D", 0, -EINVAL, 2},
+                {"QQ=\n=", 0, -EINVAL, 1},   {"QUJDQQ==", 0, 0, 4},
+                {"QUJDQUI=", 0, 0, 5},       {"QUJD=", 0, -EINVAL, 3},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char *out = NULL, *why = NULL;
+                size_t len = 0;
+                int r;
+
+                r = base64_decode(cases[i].in, strlen(cases[i].in), &out, &len, &why);
+                ck_assert_msg(r == cases[i].lenient, "%s: %d", cases[i].in, r);
+                if (r == 0) {
+                        ck_assert_uint_eq(len, cases[i].n);
+                        free(out);
+                } else {
+                        free(why);
+                }
+                out = NULL;
+                r = base64_decode_canonical(cases[i].in, strlen(cases[i].in), &out, &len);
+                ck_assert_msg(r == cases[i].canonical, "%s (canonical): %d", cases[i].in, r);
+                if (r == 0) {
+                        ck_assert_uint_eq(len, cases[i].n);
+                        free(out);
+                }
+                check_both((const unsigned char *)cases[i].in, strlen(cases[i].in));
+        }
+}
+END_TEST
+
+/* Random data of random lengths up to a megabyte through the encoder and
+ * both decoders, against the reference encoder; then random texts made of
+ * alphabet characters, '=', white space and other bytes through both
+ * decoders against the references. */
+START_TEST(test_b64_random)
+{
+        enum { MAX = 1 << 20 };
+        _cleanup_free_ unsigned char *data = malloc(MAX);
+        _cleanup_free_ char *text = malloc(MAX / 3 * 4 + 8), *want = malloc(MAX / 3 * 4 + 8);
+        unsigned seed = 12345;
+
+        ck_assert(data && text && want);
+        for (int round = 0; round < 40; round++) {
+                size_t n = round < 30 ? (size_t)(rand_r(&seed) % 5000) : MAX - (size_t)round;
+                char *out = NULL, *why = NULL;
+                size_t k, len = 0;
+
+                for (size_t i = 0; i < n; i++)
+                        data[i] = (unsigned char)rand_r(&seed);
+                k = base64_encode(text, data, n);
+                ck_assert_uint_eq(k, ref_encode(want, data, n));
+                ck_assert(memcmp(text, want, k) == 0);
+                ck_assert_int_eq(base64_decode_canonical(text, k, &out, &len), 0);
+                ck_assert_uint_eq(len, n);
+                ck_assert(memcmp(out, data, n) == 0);
+                free(out);
+                ck_assert_int_eq(base64_decode(text, k, &out, &len, &why), 0);
+                ck_assert_uint_eq(len, n);
+                ck_assert(memcmp(out, data, n) == 0);
+                free(out);
+        }
+        for (int round = 0; round < 20000; round++) {
+                static const char extra[] = "====\n \r\t-_.*";
+                size_t n = (size_t)(rand_r(&seed) % 40);
+                unsigned char t[40];
+
+                for (size_t i = 0; i < n; i++) {
+                        unsigned pick = (unsigned)rand_r(&seed) % 100;
+
+                        if (pick < 80)
+                                t[i] = (unsigned char)b64_alphabet[rand_r(&seed) % 64];
+                        else if (pick < 95)
+                                t[i] = (unsigned char)extra[rand_r(&seed) % (sizeof(extra) - 1)];
+                        else
+                                t[i] = (unsigned char)rand_r(&seed);
+                }
+                check_both(t, n);
+        }
+}
+END_TEST
+
 /* Both readers around the sizes where their buffers grow: the first
  * buffer (a page for file_read_all, the file's size for the other) and
  * the cap, one byte each side. */
@@ -376,6 +671,10 @@ int main(void)
         tcase_add_loop_test(tc, test_b64_canonical, 0, ELEMENTSOF(b64_canonical_cases));
         tcase_add_test(tc, test_b64_round_trip);
         tcase_add_test(tc, test_b64_append_limit);
+        tcase_add_loop_test(tc, test_b64_every_byte, 0, 8);
+        tcase_add_test(tc, test_b64_every_byte_counts);
+        tcase_add_test(tc, test_b64_padding);
+        tcase_add_test(tc, test_b64_random);
         tcase_add_test(tc, test_hexid);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);

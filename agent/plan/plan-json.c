@@ -18,6 +18,14 @@
 /* How much of an offending number an error message quotes. */
 #define NUMBER_QUOTE_MAX 40
 
+/* The offset of the first c in data[from..len), or len. */
+static size_t find_byte(const char *data, size_t from, size_t len, char c)
+{
+        const char *p = memchr(data + from, c, len - from);
+
+        return p ? (size_t)(p - data) : len;
+}
+
 /* jansson would stop at its own depth limit, but only after recursing that
  * deep; a scan of the brackets outside strings is cheap and lets us name
  * the limit and the place. */
@@ -25,15 +33,26 @@ static int check_depth(const char *data, size_t len, unsigned max, PlanError *er
 {
         bool in_string = false;
         unsigned depth = 0;
+        /* The next '"' and '\\' at or after i inside strings (len: none),
+         * found with memchr: a large plan is mostly one long string. Each
+         * search starts past the last one found, so the scan stays linear. */
+        size_t next_quote = 0, next_backslash = 0;
 
         for (size_t i = 0; i < len; i++) {
                 char c = data[i];
 
                 if (in_string) {
-                        if (c == '\\')
-                                i++;
-                        else if (c == '"')
+                        if (next_quote < i)
+                                next_quote = find_byte(data, i, len, '"');
+                        if (next_backslash < i)
+                                next_backslash = find_byte(data, i, len, '\\');
+                        if (next_backslash < next_quote)
+                                i = next_backslash + 1; /* and the loop skips what it escapes */
+                        else if (next_quote < len) {
+                                i = next_quote;
                                 in_string = false;
+                        } else
+                                break;
                 } else if (c == '"')
                         in_string = true;
                 else if (c == '[' || c == '{') {
