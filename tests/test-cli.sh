@@ -110,5 +110,53 @@ printf '[agent]\nmax_plan_size = 100\n' >"$tmp/small.conf"
 run --config-file "$tmp/small.conf" check "${plans[0]}" >"$tmp/out" 2>&1; st=$?
 check "max_plan_size from the config applies to check" grep -q "larger than 100 bytes" "$tmp/out"
 
+# HTTP(S) downloads go through muranoagent-fetch, found beside the agent in
+# the build tree (MURANOAGENT_FETCH unset), inside the default sandbox. The
+# agent itself must not load libcurl. The storage is below the build
+# directory, as in test-run.sh: the sandbox may hide /tmp from the script.
+if ldd "$agent" 2>/dev/null | grep -q libcurl; then
+    not_ok "the agent does not link libcurl"
+else
+    ok "the agent does not link libcurl"
+fi
+dl=$(mktemp -d "$PWD/test-cli-dl.XXXXXX")
+chmod 755 "$dl"
+mkdir "$dl/www"
+printf 'downloaded body\n' >"$dl/www/hello.txt"
+python3 -m http.server --bind 127.0.0.1 0 --directory "$dl/www" >"$dl/http.log" 2>&1 &
+http_pid=$!
+port=
+for _ in $(seq 100); do
+    port=$(grep -oE 'port [0-9]+' "$dl/http.log" | head -1 | cut -d' ' -f2)
+    [ -n "$port" ] && break
+    sleep 0.1
+done
+download_plan() { # download_plan PATH: a plan that downloads PATH and prints it
+    cat <<PLAN
+{"FormatVersion": "2.1.0", "Version": "1.0.0", "ID": "dl", "Name": "dl",
+ "Body": "return cat().stdout",
+ "Files": {"f": {"Name": "got", "Type": "Downloadable", "URL": "http://127.0.0.1:$port$1"},
+           "c": {"Name": "cat.sh", "BodyType": "Text", "Body": "#!/bin/sh\\ncat got/*\\n"}},
+ "Scripts": {"cat": {"Type": "Application", "Version": "1.0.0", "EntryPoint": "c", "Files": ["f"],
+                     "Options": {"captureStdout": true, "captureStderr": true}}}}
+PLAN
+}
+body_of() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps([d["ErrorCode"], d["Body"]]))'; }
+printf '' >"$dl/empty.conf"
+download_plan /hello.txt >"$dl/ok.json"
+env -u MURANOAGENT_FETCH -u http_proxy -u HTTP_PROXY timeout 60 "$agent" --config-file "$dl/empty.conf" \
+    run "$dl/ok.json" --storage "$dl/storage" >"$dl/out" 2>"$dl/err"
+check "an HTTP download through muranoagent-fetch" \
+    test "$(body_of <"$dl/out")" = '[0, "downloaded body"]'
+download_plan /missing.txt >"$dl/missing.json"
+env -u MURANOAGENT_FETCH -u http_proxy -u HTTP_PROXY timeout 60 "$agent" --config-file "$dl/empty.conf" \
+    run "$dl/missing.json" --storage "$dl/storage" >"$dl/out" 2>"$dl/err"
+check "a 404 gives muranoagent-fetch's reason" grep -qF \
+    "Error to download the file http://127.0.0.1:$port/missing.txt: the server answered with HTTP status 404" \
+    "$dl/out"
+kill "$http_pid" 2>/dev/null
+wait "$http_pid" 2>/dev/null
+rm -rf "$dl"
+
 echo "1..$n"
 [ "$fails" -eq 0 ]

@@ -1,6 +1,6 @@
 /* Tests for the files module's downloads: the reference's URL rules, the
- * argv of git, svn and fetch-url (recorded by a fake ProcRunner), failure
- * messages without passwords, and HTTP for real: fetch-url against a tiny
+ * argv of git, svn and muranoagent-fetch (recorded by a fake ProcRunner), failure
+ * messages without passwords, and HTTP for real: muranoagent-fetch against a tiny
  * server on 127.0.0.1, alone and through files_prepare_script(). */
 #include <arpa/inet.h>
 #include <check.h>
@@ -29,7 +29,7 @@ enum {
         FAKE_OK,      /* record; create a file "checkout" in cwd; exit 0 */
         FAKE_EXIT,    /* record; print fake->stderr_text to stderr; exit 128 */
         FAKE_TIMEOUT, /* record; report a timeout */
-        FAKE_RUN,     /* run fetch-url for real, in a forked child */
+        FAKE_RUN,     /* run muranoagent-fetch for real, in a forked child */
 };
 
 typedef struct Fake {
@@ -49,18 +49,27 @@ static void fake_clear(Fake *f)
         free(f->what);
 }
 
-/* Run files_fetch_url_main(argv) in a child with stderr captured. Returns
- * the exit status; *ret_err gets stderr. */
+/* The muranoagent-fetch that was built, from $MURANOAGENT_FETCH
+ * (tests/meson.build). */
+static const char *fetch_program(void)
+{
+        const char *p = getenv("MURANOAGENT_FETCH");
+
+        ck_assert_msg(p && *p, "MURANOAGENT_FETCH is not set");
+        return p;
+}
+
+/* Run muranoagent-fetch with argv (argv[0] is only its name) in a child
+ * with stderr captured. Returns the exit status; *ret_err gets stderr. */
 static int run_fetch_child(const char *const *argv, const char *cwd, char **ret_err)
 {
         _cleanup_strbuf_ StrBuf b = STRBUF_INIT;
-        int p[2], status, argc = 0;
+        const char *program = fetch_program();
+        int p[2], status;
         char buf[4096];
         ssize_t n;
         pid_t pid;
 
-        while (argv[argc])
-                argc++;
         ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
         pid = fork();
         ck_assert_int_ge(pid, 0);
@@ -68,7 +77,8 @@ static int run_fetch_child(const char *const *argv, const char *cwd, char **ret_
                 dup2(p[1], STDERR_FILENO);
                 if (cwd && chdir(cwd) < 0)
                         _exit(99);
-                _exit(files_fetch_url_main(argc, (char **)argv));
+                execv(program, (char **)argv);
+                _exit(98);
         }
         close(p[1]);
         while ((n = read(p[0], buf, sizeof(buf))) > 0)
@@ -118,9 +128,9 @@ static int fake_run(void *userdata, const ProcRequest *req, ProcResult *ret)
                 ret->failure_kind = PROC_FAIL_TIMEOUT;
                 return 0;
         default:
-                /* argv[0] is this test program, as the agent's own binary
-                 * would be; argv[1] is the subcommand. */
-                ret->exit_code = run_fetch_child(req->argv + 1, req->cwd, &ret->err);
+                /* argv[0] is the program files_new() found. */
+                ck_assert_str_eq(req->argv[0], fetch_program());
+                ret->exit_code = run_fetch_child(req->argv, req->cwd, &ret->err);
                 ret->err_len = strlen(ret->err);
                 return 0;
         }
@@ -232,7 +242,7 @@ static json_t *download_plan(const char *url, const char *extra)
 
 static const struct {
         const char *url;
-        const char *argv; /* with CACHE for the cache dir, EXE for our binary */
+        const char *argv; /* with CACHE for the cache dir, EXE for muranoagent-fetch */
         const char *what;
 } argv_cases[] = {
         {"git://github.com/tomcat.git", "git|clone|git://github.com/tomcat.git|CACHE/d",
@@ -246,7 +256,7 @@ static const struct {
          "svn|checkout|svn://test/x; rm -rf /|--non-interactive|--trust-server-cert|CACHE/d",
          "svn checkout of file d"},
         {"https://www.apache.org/licenses/LICENSE-2.0.txt?x=1",
-         "EXE|fetch-url|--max-size|1073741824|--connect-timeout|30|--|"
+         "EXE|--max-size|1073741824|--connect-timeout|30|--|"
          "https://www.apache.org/licenses/LICENSE-2.0.txt?x=1|CACHE/d/LICENSE-2.0.txt?x=1",
          "download of file d"},
 };
@@ -276,7 +286,7 @@ START_TEST(test_download_argv)
         _cleanup_(files_freep) Files *f = NULL;
         _cleanup_json_ json_t *plan = download_plan(argv_cases[_i].url, "");
         _cleanup_free_ char *path = NULL, *want = NULL, *p = NULL, *target = NULL;
-        _cleanup_free_ char *exe = realpath("/proc/self/exe", NULL);
+        const char *exe = fetch_program();
         Fake fake = {.mode = FAKE_OK};
         ProcRunner runner = {&fake, fake_run};
 
@@ -463,7 +473,7 @@ START_TEST(test_url_mask)
 }
 END_TEST
 
-/* --- fetch-url and HTTP downloads ------------------------------------------- */
+/* --- muranoagent-fetch and HTTP downloads ------------------------------- */
 
 START_TEST(test_fetch_url)
 {
@@ -473,7 +483,8 @@ START_TEST(test_fetch_url)
 
         url = pathf("http://127.0.0.1:%d/dir/file.txt", srv.port);
         ck_assert_int_eq(
-                run_fetch_child((const char *[]){"fetch-url", url, dest, NULL}, NULL, &err), 0);
+                run_fetch_child((const char *[]){"muranoagent-fetch", url, dest, NULL}, NULL, &err),
+                0);
         ck_assert_str_eq(err, "");
         data = slurp(dest, NULL);
         ck_assert_str_eq(data, BODY);
@@ -483,7 +494,8 @@ START_TEST(test_fetch_url)
         ck_assert_int_eq(unlink(dest), 0);
         url = pathf("http://127.0.0.1:%d/redirect", srv.port);
         ck_assert_int_eq(
-                run_fetch_child((const char *[]){"fetch-url", url, dest, NULL}, NULL, &err), 0);
+                run_fetch_child((const char *[]){"muranoagent-fetch", url, dest, NULL}, NULL, &err),
+                0);
         data = slurp(dest, NULL);
         ck_assert_str_eq(data, BODY);
 
@@ -491,50 +503,55 @@ START_TEST(test_fetch_url)
         free(err), free(url);
         url = pathf("http://127.0.0.1:%d/missing", srv.port);
         ck_assert_int_eq(
-                run_fetch_child((const char *[]){"fetch-url", url, dest, NULL}, NULL, &err), 1);
+                run_fetch_child((const char *[]){"muranoagent-fetch", url, dest, NULL}, NULL, &err),
+                1);
         ck_assert_str_eq(err, "the server answered with HTTP status 404\n");
         ck_assert(!exists(dest));
 
         /* The size limit, announced by Content-Length or not. */
         free(err), free(url);
         url = pathf("http://127.0.0.1:%d/announced-big", srv.port);
-        ck_assert_int_eq(
-                run_fetch_child((const char *[]){"fetch-url", "--max-size", "100", url, dest, NULL},
-                                NULL, &err),
-                1);
+        ck_assert_int_eq(run_fetch_child((const char *[]){"muranoagent-fetch", "--max-size", "100",
+                                                          url, dest, NULL},
+                                         NULL, &err),
+                         1);
         ck_assert_str_eq(err, "the file is larger than 100 bytes\n");
         ck_assert(!exists(dest));
         free(err), free(url);
         url = pathf("http://127.0.0.1:%d/unannounced-big", srv.port);
-        ck_assert_int_eq(run_fetch_child((const char *[]){"fetch-url", "--max-size", "4999", "--",
-                                                          url, dest, NULL},
+        ck_assert_int_eq(run_fetch_child((const char *[]){"muranoagent-fetch", "--max-size", "4999",
+                                                          "--", url, dest, NULL},
                                          NULL, &err),
                          1);
         ck_assert_str_eq(err, "the file is larger than 4999 bytes\n");
         ck_assert(!exists(dest));
         free(err);
-        ck_assert_int_eq(run_fetch_child((const char *[]){"fetch-url", "--max-size", "5000", "--",
-                                                          url, dest, NULL},
+        ck_assert_int_eq(run_fetch_child((const char *[]){"muranoagent-fetch", "--max-size", "5000",
+                                                          "--", url, dest, NULL},
                                          NULL, &err),
                          0);
         ck_assert(exists(dest));
 
         /* Other protocols are refused. */
         free(err);
-        ck_assert_int_eq(
-                run_fetch_child((const char *[]){"fetch-url", "file:///etc/passwd", dest, NULL},
-                                NULL, &err),
-                1);
+        ck_assert_int_eq(run_fetch_child((const char *[]){"muranoagent-fetch", "file:///etc/passwd",
+                                                          dest, NULL},
+                                         NULL, &err),
+                         1);
         ck_assert(!exists(dest));
 
         /* Command line errors. */
         free(err);
-        ck_assert_int_eq(run_fetch_child((const char *[]){"fetch-url", url, NULL}, NULL, &err), 2);
-        free(err);
         ck_assert_int_eq(
-                run_fetch_child((const char *[]){"fetch-url", "--max-size", "x", url, dest, NULL},
-                                NULL, &err),
-                2);
+                run_fetch_child((const char *[]){"muranoagent-fetch", url, NULL}, NULL, &err), 2);
+        ck_assert_str_eq(err, "muranoagent-fetch: URL and DEST are needed\n"
+                              "Usage: muranoagent-fetch [--max-size BYTES] [--connect-timeout "
+                              "SECONDS] URL DEST\n");
+        free(err);
+        ck_assert_int_eq(run_fetch_child((const char *[]){"muranoagent-fetch", "--max-size", "x",
+                                                          url, dest, NULL},
+                                         NULL, &err),
+                         2);
         server_stop(srv);
 }
 END_TEST
@@ -574,7 +591,7 @@ START_TEST(test_http_download)
         f = files_free(f);
         json_decref(plan);
 
-        /* 404: fetch-url's reason in the reference's wording. */
+        /* 404: muranoagent-fetch's reason in the reference's wording. */
         free(url), url = pathf("http://127.0.0.1:%d/missing", srv.port);
         plan = download_plan(url, "");
         ck_assert_int_eq(files_new(storage, "p1", plan, &runner, NULL, &f), 0);
@@ -584,6 +601,51 @@ START_TEST(test_http_download)
         ck_assert_str_eq(err.message, want);
         fake_clear(&fake);
         server_stop(srv);
+}
+END_TEST
+
+/* Without muranoagent-fetch an HTTP download fails with a message, and the
+ * lookup's explicit setting never falls back. */
+START_TEST(test_fetch_missing)
+{
+        _cleanup_plan_error_ PlanError err = PLAN_ERROR_INIT;
+        _cleanup_(files_freep) Files *f = NULL;
+        _cleanup_json_ json_t *plan = download_plan("https://u:pw@h/a/b.tgz", "");
+        _cleanup_free_ char *saved = strdup(fetch_program()), *path = NULL, *found = NULL;
+        Fake fake = {.mode = FAKE_OK};
+        ProcRunner runner = {&fake, fake_run};
+
+        ck_assert_int_eq(files_fetch_program_path(&found), 0);
+        ck_assert_str_eq(found, saved);
+        ck_assert_int_eq(setenv("MURANOAGENT_FETCH", "/nonexistent/muranoagent-fetch", 1), 0);
+        free(found), found = NULL;
+        ck_assert_int_eq(files_fetch_program_path(&found), -ENOENT);
+        ck_assert_ptr_null(found);
+
+        ck_assert_int_eq(files_new(storage, "p1", plan, &runner, NULL, &f), 0);
+        ck_assert_int_eq(setenv("MURANOAGENT_FETCH", saved, 1), 0);
+        ck_assert_int_eq(files_prepare_script(f, "s", &path, &err), FILES_FAILED);
+        ck_assert_str_eq(err.message, "Error to download the file https://u:***@h/a/b.tgz: the "
+                                      "download program muranoagent-fetch cannot be found");
+        ck_assert_int_eq(fake.calls, 0);
+}
+END_TEST
+
+/* A status other than 0 and 1 names the program. */
+START_TEST(test_fetch_status)
+{
+        _cleanup_plan_error_ PlanError err = PLAN_ERROR_INIT;
+        _cleanup_(files_freep) Files *f = NULL;
+        _cleanup_json_ json_t *plan = download_plan("http://h/a/b.tgz", "");
+        _cleanup_free_ char *path = NULL;
+        Fake fake = {.mode = FAKE_EXIT, .stderr_text = "oops\n"};
+        ProcRunner runner = {&fake, fake_run};
+
+        ck_assert_int_eq(files_new(storage, "p1", plan, &runner, NULL, &f), 0);
+        ck_assert_int_eq(files_prepare_script(f, "s", &path, &err), FILES_FAILED);
+        ck_assert_str_eq(err.message, "Error to download the file http://h/a/b.tgz: "
+                                      "muranoagent-fetch exited with status 128: oops");
+        fake_clear(&fake);
 }
 END_TEST
 
@@ -612,6 +674,8 @@ int main(void)
         tcase_add_test(tc, test_url_mask);
         tcase_add_test(tc, test_fetch_url);
         tcase_add_test(tc, test_http_download);
+        tcase_add_test(tc, test_fetch_missing);
+        tcase_add_test(tc, test_fetch_status);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);

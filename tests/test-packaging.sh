@@ -73,6 +73,7 @@ cat >"$tmp/want-files" <<EOF
 ./lib/systemd/system/muranoagent.service
 ./usr/bin/muranoagent
 ./usr/bin/muranoagent-send
+./usr/libexec/muranoagent/muranoagent-fetch
 ./usr/libexec/muranoagent/muranoagent-sandbox
 ./usr/share/doc/muranoagent/changelog.gz
 ./usr/share/doc/muranoagent/copyright
@@ -85,6 +86,8 @@ dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {print $6}' | sort >"$tmp/got-files"
 same "the .deb holds exactly the expected files" "$tmp/want-files" "$tmp/got-files"
 check "the helper is executable" \
     sh -c "dpkg-deb -c '$deb' | grep '^-rwxr-xr-x .* ./usr/libexec/muranoagent/muranoagent-sandbox$' >/dev/null"
+check "the download program is executable" \
+    sh -c "dpkg-deb -c '$deb' | grep '^-rwxr-xr-x .* ./usr/libexec/muranoagent/muranoagent-fetch$' >/dev/null"
 
 for field in Provides Conflicts Replaces; do
     check "$field: murano-agent" test "$(dpkg-deb -f "$deb" "$field")" = "murano-agent"
@@ -244,6 +247,7 @@ if [ -n "$rpmfile" ]; then
 /usr/bin/muranoagent-send
 /usr/lib/systemd/system/murano-agent.service.d/muranoagent.conf
 /usr/lib/systemd/system/muranoagent.service
+/usr/libexec/muranoagent/muranoagent-fetch
 /usr/libexec/muranoagent/muranoagent-sandbox
 /usr/share/doc/muranoagent/examples/cloud-init/user-data.yaml.in
 /usr/share/man/man1/muranoagent-send.1

@@ -19,6 +19,11 @@
 /* A pending disk problem (ENOSPC, EIO) is retried this often. */
 #define DAEMON_RETRY_MS 5000
 
+/* The largest plan.json the journal reads back (JournalOptions'
+ * max_plan_file, its default), named here because the held delivery
+ * (daemon-pump.c) must meet the same limit. */
+#define DAEMON_MAX_PLAN_FILE ((size_t)256 << 20)
+
 typedef struct Daemon {
         uv_loop_t *loop;
         const Config *cfg;
@@ -41,6 +46,12 @@ typedef struct Daemon {
 
         unsigned work_in_flight;    /* uv_work_t items not yet completed */
         struct DaemonWork *stalled; /* work waiting for the retry timer (disk errors) */
+        /* The last delivery stored by this process, as journal_load_plan()
+         * would read it back from entry held_ts, kept for the checks so
+         * that they need not read, parse and decode plan.json again
+         * (daemon-pump.c). At most one; NULL when none. */
+        JournalPlan *held;
+        char held_ts[JOURNAL_TS_MAX];
         bool ready_notified;
         bool stopping;
         bool stop_started;  /* the transport is being stopped */
@@ -55,7 +66,7 @@ typedef struct Daemon {
 } Daemon;
 
 /* daemon-pump.c */
-void daemon_work_free_all(Daemon *d); /* at exit: stalled work */
+void daemon_work_free_all(Daemon *d); /* at exit: stalled work and the held delivery */
 void daemon_pump(Daemon *d);
 void daemon_store_delivery(Daemon *d, TransportDelivery *dl);
 void daemon_on_confirm(Daemon *d, uint64_t seq, TransportConfirm status);
@@ -70,9 +81,21 @@ void daemon_maybe_finish_stop(Daemon *d);
 void daemon_crash_init(Daemon *d);
 void daemon_crash_point(Daemon *d, const char *point);
 
-/* daemon-notify.c: sd_notify, a no-op outside systemd. */
+/* daemon-notify.c: systemd's notify protocol (sd_notify(3)) without
+ * libsystemd, a no-op outside systemd. daemon_notify_send() sends text as
+ * one datagram to $NOTIFY_SOCKET (a path, or an abstract name after '@'):
+ * 0 when sent or when the variable is unset, -EAFNOSUPPORT for an address
+ * of another kind, or another negative errno. The daemon ignores failures,
+ * as it did with sd_notify(). */
+int daemon_notify_send(const char *text);
+/* READY=1 with the first call, then STATUS=status. */
 void daemon_notify_ready(Daemon *d, const char *status);
+/* STATUS= with the formatted text, cut at 255 bytes. */
 void daemon_notify_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void daemon_notify_stopping(void);
+/* sd_watchdog_enabled(0, ...): 1 and *ret (microseconds, from
+ * $WATCHDOG_USEC) when the watchdog is on for this process, 0 when it is off
+ * or meant for another ($WATCHDOG_PID), -EINVAL for a malformed variable. */
+int daemon_watchdog_usec(uint64_t *ret);
 /* Start WATCHDOG=1 pings at half the interval systemd asked for. */
 void daemon_watchdog_start(Daemon *d);

@@ -8,7 +8,8 @@
  *                                      (the reference ran this through a
  *                                       shell; here it is an argv, so a URL
  *                                       cannot inject shell syntax)
- *   http  <agent> fetch-url ... URL DIR/<url.split('/')[-1]>
+ *   http  muranoagent-fetch ... URL DIR/<url.split('/')[-1]>
+ *                                      (files-fetch.c)
  *
  * The messages are the ones the reference means to give: "Error to clone the
  * git repository URL: ..." and "Error to download the file URL: ...". (Its
@@ -108,7 +109,7 @@ static int fail_command(PlanError *err, FilesUrlKind kind, const char *url, cons
         if (r >= 0 && res->failure)
                 r = files_text_scrub(&b, res->failure, strlen(res->failure), url);
         else if (r >= 0 && kind == FILES_URL_HTTP && res->exit_code == 1 && len > 0)
-                /* fetch-url's one line is the reason itself. */
+                /* muranoagent-fetch's one line is the reason itself. */
                 r = files_text_scrub(&b, text, len, url);
         else if (r >= 0) {
                 r = strbuf_printf(&b, "%s exited with status %d", program, res->exit_code);
@@ -188,7 +189,7 @@ static int command_build(Files *f, Command *c, FilesUrlKind kind, const char *ur
                 c->argv[n++] = dir;
                 break;
         default:
-                c->program = "fetch-url";
+                c->program = "muranoagent-fetch";
                 c->what_kind = "download";
                 if (asprintf(&c->owned[0], "%" PRIu64, f->max_download_size) < 0)
                         c->owned[0] = NULL;
@@ -199,7 +200,6 @@ static int command_build(Files *f, Command *c, FilesUrlKind kind, const char *ur
                 if (!c->owned[0] || !c->owned[1] || !c->owned[2])
                         return -ENOMEM;
                 c->argv[n++] = f->fetch_program;
-                c->argv[n++] = "fetch-url";
                 c->argv[n++] = "--max-size";
                 c->argv[n++] = c->owned[0];
                 c->argv[n++] = "--connect-timeout";
@@ -310,8 +310,8 @@ int files_download(Files *f, const char *file_id, const json_t *file_def, PlanEr
                         if (!masked)
                                 return -ENOMEM;
                         return files_fail(err, PLAN_CODE_EXCEPTION,
-                                          "Error to download the file %s: the agent's own program "
-                                          "(for fetch-url) cannot be found",
+                                          "Error to download the file %s: the download program "
+                                          "muranoagent-fetch cannot be found",
                                           masked);
                 }
         }

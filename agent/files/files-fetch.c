@@ -1,6 +1,8 @@
-/* `muranoagent fetch-url`: one HTTP(S) download into one file, run as a
- * command through the plan's ProcRunner so that it gets the sandbox and the
- * time limits of the scripts.
+/* muranoagent-fetch: one HTTP(S) download into one file. The files module
+ * runs it as a command through the plan's ProcRunner, so that it gets the
+ * sandbox and the time limits of the scripts. It is a program of its own,
+ * the only one linked with libcurl, so that the agent does not carry libcurl
+ * and what it loads (files-program.c). Its command line: files-fetch.h.
  *
  * It stands in for the reference's requests.get(url, stream=True) loop
  * (files_manager.py _download_file), with these differences, all listed in
@@ -12,9 +14,8 @@
  * of the environment are honoured.
  *
  * libcurl's rules: curl_global_init()/curl_global_cleanup() bracket the
- * whole use (they are reference counted, so tests may call this more than
- * once); every easy handle is cleaned up; the error buffer must outlive the
- * transfer. */
+ * whole use; every easy handle is cleaned up; the error buffer must outlive
+ * the transfer. */
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +27,7 @@
 #include <unistd.h>
 
 #include "build-config.h"
-#include "files/files.h"
+#include "files/files-fetch.h"
 #include "util/macro.h"
 
 typedef struct Fetch {
@@ -73,8 +74,8 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *userdata)
 static int usage_error(const char *why)
 {
         fprintf(stderr,
-                "%s\nUsage: muranoagent fetch-url [--max-size BYTES] [--connect-timeout SECONDS] "
-                "URL DEST\n",
+                "muranoagent-fetch: %s\nUsage: muranoagent-fetch [--max-size BYTES] "
+                "[--connect-timeout SECONDS] URL DEST\n",
                 why);
         return 2;
 }
@@ -148,7 +149,7 @@ static int fetch_run(Fetch *f, const char *url, const char *dest, uint64_t conne
         return 0;
 }
 
-int files_fetch_url_main(int argc, char **argv)
+int main(int argc, char **argv)
 {
         uint64_t max_size = FILES_DEFAULT_MAX_DOWNLOAD;
         uint64_t connect_timeout = FILES_DEFAULT_CONNECT_TIMEOUT;
@@ -169,25 +170,25 @@ int files_fetch_url_main(int argc, char **argv)
                 else if (streq(a, "--connect-timeout"))
                         target = &connect_timeout;
                 else if (a[0] == '-' && a[1] != 0)
-                        return usage_error("fetch-url: unknown option");
+                        return usage_error("unknown option");
                 else if (n_pos < 2) {
                         pos[n_pos++] = a;
                         continue;
                 } else
-                        return usage_error("fetch-url: too many arguments");
+                        return usage_error("too many arguments");
                 if (i + 1 >= argc || !parse_u64(argv[i + 1], target))
-                        return usage_error("fetch-url: an option needs a number");
+                        return usage_error("an option needs a number");
                 i++;
         }
         for (; i < argc; i++) {
                 if (n_pos == 2)
-                        return usage_error("fetch-url: too many arguments");
+                        return usage_error("too many arguments");
                 pos[n_pos++] = argv[i];
         }
         if (n_pos != 2)
-                return usage_error("fetch-url: URL and DEST are needed");
+                return usage_error("URL and DEST are needed");
         if (connect_timeout > 86400)
-                return usage_error("fetch-url: --connect-timeout is at most 86400");
+                return usage_error("--connect-timeout is at most 86400");
         f.max_size = max_size;
 
         if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {

@@ -191,13 +191,13 @@ int files_new(const char *storage, const char *plan_id, const json_t *plan,
         f->done = json_object();
         if (!f->done)
                 return -ENOMEM;
-        /* Without a program of our own, HTTP downloads fail with a
-         * message; the other files still work. */
-        if (o.fetch_program)
+        /* Without muranoagent-fetch, HTTP downloads fail with a message;
+         * the other files still work. */
+        if (o.fetch_program) {
                 f->fetch_program = strdup(o.fetch_program);
-        else
-                f->fetch_program = realpath("/proc/self/exe", NULL);
-        if (!f->fetch_program && (o.fetch_program || errno == ENOMEM))
+                if (!f->fetch_program)
+                        return -ENOMEM;
+        } else if (files_fetch_program_path(&f->fetch_program) == -ENOMEM)
                 return -ENOMEM;
 
         /* A plan ID becomes a directory name, and that directory is removed

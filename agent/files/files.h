@@ -25,7 +25,7 @@
  * Binary content works, where the reference failed on non-UTF-8 bytes.
  * Downloads (FormatVersion 2.1.0 and later) are commands run through the
  * plan's ProcRunner, so they get the scripts' sandbox and time limits: git
- * clone, svn checkout, and our own `muranoagent fetch-url` for HTTP(S).
+ * clone, svn checkout, and our own muranoagent-fetch for HTTP(S).
  * docs/files.md has the details and every deliberate difference.
  *
  * Errors in a plan's files come back as data: FILES_FAILED with err->code
@@ -40,6 +40,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "files/files-fetch.h"
 #include "plan/plan.h"
 #include "proc/proc.h"
 #include "util/macro.h"
@@ -48,15 +49,12 @@
  * PlanError says why. */
 #define FILES_FAILED 1
 
-#define FILES_DEFAULT_MAX_DOWNLOAD    (UINT64_C(1) << 30)
-#define FILES_DEFAULT_CONNECT_TIMEOUT 30
-
 typedef struct FilesOptions {
         uint64_t max_download_size; /* bytes of one HTTP download; 0 = no limit */
         unsigned connect_timeout;   /* seconds to connect for HTTP; 0 = libcurl's (300) */
-        /* The program with the fetch-url subcommand (muranoagent itself).
-         * NULL: this process's own binary, /proc/self/exe resolved when
-         * the object is made. */
+        /* muranoagent-fetch, which makes HTTP(S) downloads (files-fetch.h).
+         * NULL: files_fetch_program_path(), looked up when the object is
+         * made; a plan with an HTTP(S) download fails when it is missing. */
         const char *fetch_program;
         /* Scripts that run as another user than the agent (the sandbox's
          * run-as user) must reach their files: with set_owner, the cache dir
@@ -122,12 +120,10 @@ const char *files_cache_dir(const Files *f);
 Files *files_free(Files *f);
 DEFINE_CLEANUP(Files, files_free)
 
-/* The `fetch-url` subcommand: muranoagent fetch-url [--max-size BYTES]
- * [--connect-timeout SECONDS] URL DEST. argv[0] is the subcommand's name.
- * Downloads URL (http or https only, redirects followed, TLS verified) into
- * the new file DEST. HTTP status 400 and above is a failure, and so is a
- * body above --max-size (default FILES_DEFAULT_MAX_DOWNLOAD, 0 = no limit).
- * On failure DEST is removed and one line goes to stderr: the reason,
- * without the URL. Exit status 0 on success, 1 when the download failed,
- * 2 for a bad command line. */
-int files_fetch_url_main(int argc, char **argv);
+/* The path of muranoagent-fetch: $MURANOAGENT_FETCH when set (used or
+ * failed, never a fall-back), else the first executable of
+ * <dir of /proc/self/exe>/files/muranoagent-fetch (the build tree),
+ * <dir of /proc/self/exe>/muranoagent-fetch and
+ * <libexecdir>/muranoagent/muranoagent-fetch. Returns 0 and *ret (owned),
+ * -ENOENT when there is none, or another negative errno. */
+int files_fetch_program_path(char **ret);

@@ -66,7 +66,7 @@ struct Runner {
         char *storage;     /* owned */
         char *helper;      /* owned: muranoagent-sandbox, NULL when the sandbox is off */
         char *home;        /* owned: HOME for scripts */
-        char *self_exe;    /* owned: this program, for "fetch-url" downloads */
+        char *fetcher;     /* owned: muranoagent-fetch, NULL when not found */
         bool set_owner;    /* scripts run as someone else: the owner of their files */
         uid_t owner_uid;   /* [sandbox] user, looked up */
         gid_t owner_gid;   /* [sandbox] group, looked up */

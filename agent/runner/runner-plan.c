@@ -230,7 +230,7 @@ static json_t *plan_run(PlanRun *p)
         res = plan_make_executors(p);
         if (res)
                 return res;
-        fo.fetch_program = job->runner->self_exe;
+        fo.fetch_program = job->runner->fetcher;
         fo.set_owner = job->runner->set_owner;
         fo.owner_uid = job->runner->owner_uid;
         fo.owner_gid = job->runner->owner_gid;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "files/files.h"
 #include "log/log.h"
 #include "runner/runner-internal.h"
 #include "sandbox/sandbox.h"
@@ -30,7 +31,7 @@ static void runner_on_close(uv_handle_t *h)
         free(r->storage);
         free(r->helper);
         free(r->home);
-        free(r->self_exe);
+        free(r->fetcher);
         free(r);
 }
 
@@ -277,8 +278,6 @@ int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner *
                char **ret_warning, char **ret_error)
 {
         Runner *r = calloc(1, sizeof(*r));
-        char exe[PATH_MAX];
-        ssize_t n;
         int rc;
 
         if (ret_warning)
@@ -289,13 +288,11 @@ int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner *
         r->loop = loop;
         r->cfg = cfg;
         r->storage = strdup(storage ? storage : cfg->storage);
-        n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        if (n > 0) {
-                exe[n] = '\0';
-                r->self_exe = strdup(exe);
-        }
-        if (!r->storage || !r->self_exe) {
-                rc = n <= 0 ? -errno : -ENOMEM;
+        /* Looked up once. When it is missing, the files module looks again
+         * for each plan and fails only the plans with HTTP(S) downloads. */
+        rc = files_fetch_program_path(&r->fetcher);
+        if (!r->storage || rc == -ENOMEM) {
+                rc = -ENOMEM;
                 goto fail;
         }
         if (cfg->sandbox.enabled) {
@@ -342,7 +339,7 @@ fail:
         free(r->storage);
         free(r->helper);
         free(r->home);
-        free(r->self_exe);
+        free(r->fetcher);
         free(r);
         return rc;
 }
