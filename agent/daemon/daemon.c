@@ -185,6 +185,7 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
                          signature_key_bits(d->key));
         }
 
+        jo.max_plan_file = DAEMON_MAX_PLAN_FILE;
         rc = journal_open(cfg->storage, &jo, &d->journal);
         if (rc < 0) {
                 log_error(NULL, "cannot open the journal in %s/plans: %s", cfg->storage,
