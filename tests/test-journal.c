@@ -557,6 +557,66 @@ START_TEST(test_stamp_file)
 }
 END_TEST
 
+/* The stamp file is replaced without an fsync, so a power loss may leave
+ * it absent, damaged or behind; the plans marked running hold the stamps
+ * they took, durably, and the highest of them and the file's is the last
+ * stamp. The file is put right at open. */
+static const struct {
+        const char *text; /* the stamp file; NULL: absent */
+        int64_t value;
+        bool damaged, recovered;
+} recover_cases[] = {
+        {NULL, 11, false, true},  {"", 11, true, true},     {"7", 11, false, true},
+        {"11", 11, false, false}, {"20", 20, false, false},
+};
+
+START_TEST(test_stamp_recover)
+{
+        _cleanup_(journal_freep) Journal *j = open_with(NULL);
+        _cleanup_free_ char *want = NULL, *sp = pathf("plans/stamp");
+        char ts[JOURNAL_TS_MAX];
+        const JournalOpenReport *rep;
+        json_t *v;
+
+        /* Running with a result, running, running with a float stamp;
+         * neither a plan that is not running nor one whose body is not
+         * JSON counts. */
+        put_stamped(j, ts, 5);
+        ck_assert_int_eq(journal_put_result(j, ts, "{}", 2), 0);
+        put_stamped(j, ts, 9);
+        ck_assert_int_eq(journal_put_plan(j, "{\"Stamp\": 11.0}", 15, NULL, 0, "i", NULL, ts), 0);
+        v = json_real(11.0);
+        ck_assert_int_eq(journal_begin(j, ts, v), 0);
+        json_decref(v);
+        ck_assert_int_eq(journal_put_plan(j, "{\"Stamp\": 99}", 13, NULL, 0, "i", NULL, ts), 0);
+        ck_assert_int_eq(journal_put_plan(j, "{\"Stamp\": 98", 12, NULL, 0, "i", NULL, ts), 0);
+        ck_assert_int_eq(journal_begin(j, ts, NULL), 0);
+        j = journal_free(j);
+
+        if (recover_cases[_i].text)
+                put_file("plans/stamp", recover_cases[_i].text);
+        else
+                ck_assert_int_eq(unlink(sp), 0);
+        j = open_with(NULL);
+        rep = journal_open_report(j);
+        ck_assert_int_eq(journal_last_stamp(j), recover_cases[_i].value);
+        ck_assert_int_eq(rep->last_stamp, recover_cases[_i].value);
+        ck_assert(rep->stamp_damaged == recover_cases[_i].damaged);
+        ck_assert(rep->stamp_recovered == recover_cases[_i].recovered);
+        ck_assert_int_ge(asprintf(&want, "%lld", (long long)recover_cases[_i].value), 0);
+        assert_stamp_file(want);
+
+        /* The same stamp and older ones are refused; the next is taken. */
+        put_simple(j, ts);
+        for (int64_t s = recover_cases[_i].value - 2; s <= recover_cases[_i].value + 1; s++) {
+                v = json_integer(s);
+                ck_assert_int_eq(journal_begin(j, ts, v),
+                                 s <= recover_cases[_i].value ? JOURNAL_STAMP_OLD : 0);
+                json_decref(v);
+        }
+}
+END_TEST
+
 /* --- done records ------------------------------------------------------- */
 
 #define RESULT_ABC                                                                                 \
@@ -749,6 +809,7 @@ static Suite *journal_suite(void)
         tcase_add_test(tc, test_lock_and_modes);
         tcase_add_test(tc, test_stamp);
         tcase_add_loop_test(tc, test_stamp_file, 0, (int)ELEMENTSOF(stamp_file_cases));
+        tcase_add_loop_test(tc, test_stamp_recover, 0, (int)ELEMENTSOF(recover_cases));
         tcase_add_test(tc, test_done);
         tcase_add_test(tc, test_done_limits);
         suite_add_tcase(s, tc);

@@ -43,6 +43,14 @@ static struct {
         /* Calls that only look at the disk; they are not steps. */
         unsigned n_access, n_stat, n_listings;
         unsigned n_fsync; /* fsyncs, counted whether or not logged */
+        /* The power-loss model (power_loss()): what plans/stamp and a new
+         * `running` would be after a power loss at this point. */
+        bool power_loss;        /* a crash is a power loss */
+        bool tmp_synced;        /* plans/.stamp.tmp was fsync'd since it was opened */
+        bool stamp_synced;      /* the inode named plans/stamp was fsync'd */
+        int stamp_durable;      /* what a power loss leaves: 0 absent, 1 text, 2 damaged */
+        char stamp_text[32];    /* the text, when 1 */
+        char running[PATH_MAX]; /* an entry whose `running` is not yet durable, or "" */
 } fx;
 
 static Journal *crash_journal _unused_; /* reachable at a crash, for valgrind */
@@ -66,13 +74,92 @@ static inline void fd_path(int fd, const char *path, char out[PATH_MAX])
                  path ? "/" : "", path ? path : "");
 }
 
+static inline char *pathf(const char *fmt, ...) _printf_(1, 2);
+static inline char *pathf(const char *fmt, ...)
+{
+        char *rel, *s;
+        va_list ap;
+
+        va_start(ap, fmt);
+        ck_assert_int_ge(vasprintf(&rel, fmt, ap), 0);
+        va_end(ap);
+        ck_assert_int_ge(asprintf(&s, "%s/%s", storage, rel), 0);
+        free(rel);
+        return s;
+}
+
+/* A power loss on ext4 without a journal, for the names the stamp rests
+ * on: the stamp file keeps what it named at the last fsync of plans/, and
+ * that inode's text only if the inode was fsync'd before (else it is
+ * damaged: empty, here); a `running` whose directory was not fsync'd
+ * since it was made is gone. Everything else is taken as durable at
+ * once, which is the worst case for the stamp: removals, which take
+ * plans away, are never undone. */
+static inline void power_loss(void)
+{
+        _cleanup_free_ char *sp = pathf("plans/stamp");
+
+        if (fx.running[0]) {
+                _cleanup_free_ char *rp = pathf("%s/running", fx.running);
+                (void)unlink(rp);
+        }
+        if (fx.stamp_durable == 0) {
+                (void)unlink(sp);
+        } else {
+                FILE *f = fopen(sp, "w");
+                if (!f)
+                        _exit(4);
+                fputs(fx.stamp_durable == 1 ? fx.stamp_text : "", f);
+                fclose(f);
+        }
+}
+
+/* Follow the model through the calls below (fd_path() is only needed
+ * when the model or the log is on). */
+static inline void model(const char *op, int fd, const char *path, const char *path2)
+{
+        char a[PATH_MAX], b[PATH_MAX];
+
+        if (!fx.power_loss)
+                return;
+        fd_path(fd, path, a);
+        if (streq(op, "openat") && streq(a, "plans/.stamp.tmp"))
+                fx.tmp_synced = false;
+        if (streq(op, "fsync") && streq(a, "plans/.stamp.tmp"))
+                fx.tmp_synced = true;
+        if (streq(op, "fsync") && streq(a, fx.running))
+                fx.running[0] = '\0';
+        if (streq(op, "fsync") && streq(a, "plans")) {
+                _cleanup_free_ char *sp = pathf("plans/stamp"), *text = NULL;
+                size_t len;
+
+                fx.stamp_durable = 0;
+                if (file_read_all(sp, 64, &text, &len) == 0) {
+                        fx.stamp_durable = fx.stamp_synced ? 1 : 2;
+                        snprintf(fx.stamp_text, sizeof(fx.stamp_text), "%s", text);
+                }
+        }
+        if (!path2)
+                return;
+        fd_path(fd, path2, b);
+        if (streq(op, "renameat") && streq(b, "plans/stamp"))
+                fx.stamp_synced = fx.tmp_synced;
+        if (streq(op, "linkat") && strlen(b) > 8 && streq(b + strlen(b) - 8, "/running")) {
+                snprintf(fx.running, sizeof(fx.running), "%s", b);
+                fx.running[strlen(b) - 8] = '\0';
+        }
+}
+
 static inline bool step(const char *op, int fd, const char *path, const char *path2, int dflt)
 {
         char a[PATH_MAX], b[PATH_MAX];
 
         fx.calls++;
-        if (fx.crash_at && fx.calls == fx.crash_at)
+        if (fx.crash_at && fx.calls == fx.crash_at) {
+                if (fx.power_loss)
+                        power_loss();
                 _exit(0);
+        }
         if (fx.log && op && fd == -1) {
                 strbuf_printf(&fx.trace, "%s\n", op);
         } else if (fx.log && op) {
@@ -99,7 +186,18 @@ static inline int t_mkdirat(int dirfd, const char *path, mode_t mode)
 
 static inline int t_openat(int dirfd, const char *path, int flags, mode_t mode)
 {
-        return step("openat", dirfd, path, NULL, EIO) ? -1 : openat(dirfd, path, flags, mode);
+        int fd;
+
+        if (step("openat", dirfd, path, NULL, EIO))
+                return -1;
+        fd = openat(dirfd, path, flags, mode);
+        /* An empty `running` (no link could be made) is a new name too. */
+        if (fd >= 0 && (flags & O_CREAT) && strlen(path) >= 7 &&
+            streq(path + strlen(path) - 7, "running"))
+                model("linkat", dirfd, "running", "running");
+        else if (fd >= 0)
+                model("openat", dirfd, path, NULL);
+        return fd;
 }
 
 static inline ssize_t t_write(int fd, const void *buf, size_t n)
@@ -112,7 +210,10 @@ static inline int t_fsync(int fd)
         fx.n_fsync++;
         if (step("fsync", fd, NULL, NULL, EIO))
                 return -1;
-        return fx.no_fsync ? 0 : fsync(fd);
+        if (!fx.no_fsync && fsync(fd) < 0)
+                return -1;
+        model("fsync", fd, NULL, NULL);
+        return 0;
 }
 
 static inline int t_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
@@ -125,9 +226,10 @@ static inline int t_renameat(int olddirfd, const char *oldpath, int newdirfd, co
                 fd_path(newdirfd, newpath, b);
                 strbuf_printf(&fx.trace, "renameat %s %s\n", a, b);
         }
-        if (step(NULL, -1, NULL, NULL, EIO))
+        if (step(NULL, -1, NULL, NULL, EIO) || renameat(olddirfd, oldpath, newdirfd, newpath) < 0)
                 return -1;
-        return renameat(olddirfd, oldpath, newdirfd, newpath);
+        model("renameat", newdirfd, newpath, newpath);
+        return 0;
 }
 
 static inline int t_linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
@@ -140,9 +242,11 @@ static inline int t_linkat(int olddirfd, const char *oldpath, int newdirfd, cons
                 fd_path(newdirfd, newpath, b);
                 strbuf_printf(&fx.trace, "linkat %s %s\n", a, b);
         }
-        if (step(NULL, -1, NULL, NULL, EIO))
+        if (step(NULL, -1, NULL, NULL, EIO) ||
+            linkat(olddirfd, oldpath, newdirfd, newpath, flags) < 0)
                 return -1;
-        return linkat(olddirfd, oldpath, newdirfd, newpath, flags);
+        model("linkat", newdirfd, newpath, newpath);
+        return 0;
 }
 
 static inline int t_faccessat(int dirfd, const char *path, int mode, int flags)
@@ -229,20 +333,6 @@ static inline Journal *open_test(void)
 
         o.ops = &test_ops;
         return open_with(&o);
-}
-
-static inline char *pathf(const char *fmt, ...) _printf_(1, 2);
-static inline char *pathf(const char *fmt, ...)
-{
-        char *rel, *s;
-        va_list ap;
-
-        va_start(ap, fmt);
-        ck_assert_int_ge(vasprintf(&rel, fmt, ap), 0);
-        va_end(ap);
-        ck_assert_int_ge(asprintf(&s, "%s/%s", storage, rel), 0);
-        free(rel);
-        return s;
 }
 
 static inline char *slurp(const char *path, size_t *ret_len)
@@ -335,4 +425,64 @@ static inline void assert_entries(Journal *j, const char *want)
 static inline void put_simple(Journal *j, char ts[JOURNAL_TS_MAX])
 {
         ck_assert_int_eq(journal_put_plan(j, "{}", 2, NULL, 0, "id", NULL, ts), 0);
+}
+
+/* Store a plan whose body holds Stamp v and begin it with that stamp, as
+ * the daemon does. */
+static inline void put_stamped(Journal *j, char ts[JOURNAL_TS_MAX], int64_t v)
+{
+        char body[64];
+        json_t *stamp = json_integer(v);
+        int n = snprintf(body, sizeof(body), "{\"Stamp\": %lld}", (long long)v);
+
+        ck_assert_int_eq(journal_put_plan(j, body, (size_t)n, NULL, 0, "id", NULL, ts), 0);
+        ck_assert_int_eq(journal_begin(j, ts, stamp), 0);
+        json_decref(stamp);
+}
+
+/* Paths and traces with <ts> standing for an entry's name. */
+static inline char *expand(const char *fmt, const char *ts)
+{
+        _cleanup_strbuf_ StrBuf b = STRBUF_INIT;
+        char *s;
+
+        for (const char *p = fmt; *p; p++) {
+                if (strncmp(p, "<ts>", 4) == 0) {
+                        strbuf_puts(&b, ts);
+                        p += 3;
+                } else {
+                        strbuf_putc(&b, *p);
+                }
+        }
+        ck_assert_int_eq(strbuf_steal(&b, &s), 0);
+        return s;
+}
+
+static inline bool exists_ts(const char *fmt, const char *ts)
+{
+        _cleanup_free_ char *rel = expand(fmt, ts);
+
+        return exists(rel);
+}
+
+static inline void assert_entries_ts(Journal *j, const char *fmt, const char *ts)
+{
+        _cleanup_free_ char *want = expand(fmt, ts);
+
+        assert_entries(j, want);
+}
+
+static inline char *slurp_rel(const char *rel)
+{
+        _cleanup_free_ char *p = pathf("%s", rel);
+
+        return slurp(p, NULL);
+}
+
+static inline void assert_trace(const char *fmt, const char *ts)
+{
+        _cleanup_free_ char *want = expand(fmt, ts);
+
+        ck_assert_str_eq(fx.trace.data ? fx.trace.data : "", want);
+        strbuf_reset(&fx.trace);
 }

@@ -68,7 +68,7 @@ JournalIndexEntry *journal_index_add(Journal *j, const char *ts)
         }
         memmove(j->index + i + 1, j->index + i, (j->n_index - i) * sizeof(*j->index));
         j->n_index++;
-        j->index[i] = (JournalIndexEntry){.plan = false};
+        j->index[i] = (JournalIndexEntry){.stamp = JOURNAL_STAMP_NONE};
         snprintf(j->index[i].ts, sizeof(j->index[i].ts), "%.20s", ts);
         return &j->index[i];
 }
@@ -96,6 +96,7 @@ void journal_index_probe(Journal *j, const char *ts)
 {
         JournalIndexEntry *e;
         struct stat st;
+        bool known;
 
         /* Only directories are entries (a file with an entry's name is
          * left alone, as the reference leaves it). */
@@ -103,11 +104,15 @@ void journal_index_probe(Journal *j, const char *ts)
                 journal_index_drop(j, ts);
                 return;
         }
+        known = journal_index_get(j, ts) != NULL;
         e = journal_index_add(j, ts);
         if (!e)
                 return;
         e->plan = entry_has(j, ts, JOURNAL_PLAN_FILE);
         e->running = entry_has(j, ts, JOURNAL_RUNNING_FILE);
+        /* A running entry met for the first time may hold any Stamp. */
+        if (!known && e->running)
+                e->stamp = JOURNAL_STAMP_UNKNOWN;
         e->result = entry_has(j, ts, JOURNAL_RESULT_FILE);
         e->id_known = false;
 }
@@ -124,7 +129,8 @@ int journal_index_fresh(Journal *j)
         r = journal_list_open(j, j->plans_fd, &d);
         if (r < 0)
                 return r;
-        /* Start empty; what journal_begin() marked is carried over. */
+        /* Start empty; what journal_begin() marked, and the stamps the
+         * entries took, are carried over. */
         j->index = NULL;
         j->n_index = j->cap_index = 0;
         j->index_stale = false;
@@ -134,10 +140,13 @@ int journal_index_fresh(Journal *j)
         r = errno != 0 ? -errno : 0;
         closedir(d);
         for (size_t i = 0; i < n_old; i++) {
-                JournalIndexEntry *e = old[i].begun ? journal_index_get(j, old[i].ts) : NULL;
+                JournalIndexEntry *e = journal_index_get(j, old[i].ts);
 
-                if (e)
-                        e->begun = true;
+                if (!e)
+                        continue;
+                e->begun = old[i].begun;
+                if (e->running && old[i].running)
+                        e->stamp = old[i].stamp;
         }
         if (r < 0 || j->index_stale) {
                 /* Keep the old one, marked stale: the next call tries again. */

@@ -21,6 +21,12 @@
 #define JOURNAL_RESULT_TMP ".result.json.tmp"
 #define JOURNAL_STAMP_TMP  ".stamp.tmp"
 
+/* JournalIndexEntry.stamp when the entry took no Stamp, and when what it
+ * took is not known (an entry found by a rebuild of the index, or one
+ * whose plan.json could not be read at open). */
+#define JOURNAL_STAMP_NONE    (-1)
+#define JOURNAL_STAMP_UNKNOWN INT64_MAX
+
 /* The largest result.json read back. */
 #define JOURNAL_MAX_RESULT_FILE ((size_t)1 << 30)
 
@@ -37,6 +43,11 @@ typedef struct JournalIndexEntry {
         bool running; /* running exists */
         bool result;  /* result.json exists */
         bool begun;   /* journal_begin() marked it in this process: RUNNING, not INTERRUPTED */
+        /* The Stamp its plan.json holds and that journal_begin() took for
+         * it (JOURNAL_STAMP_NONE, JOURNAL_STAMP_UNKNOWN): while the entry
+         * keeps plan.json and `running`, it is the copy of that stamp
+         * that survives a power loss (journal-stamp.c). */
+        int64_t stamp;
         /* id_known: id_name is the done-record name of result.json's
          * SourceID, or "" when it has none that records are kept for.
          * Filled on first need, cleared whenever result.json changes. */
@@ -55,6 +66,12 @@ struct Journal {
 
         uint64_t last_ts;   /* the highest entry name handed out or found */
         int64_t last_stamp; /* >= 0 */
+        /* The stamp file's value that is known to be on the disk for
+         * good (fsync'd). Every accepted Stamp above it is still held by
+         * an entry with plan.json and `running`; 0 at open, since what a
+         * crashed process wrote without fsync may be in the page cache
+         * only, and no Stamp of 0 or less is ever accepted. */
+        int64_t durable_stamp;
         JournalOpenReport report;
 
         /* Every entry directory in plans/, sorted by name (strcmp, the
@@ -97,6 +114,13 @@ int journal_sync(Journal *j, int fd);
 int journal_write_atomic(Journal *j, int dirfd, const char *tmp, const char *name, const void *data,
                          size_t len, bool undo);
 
+/* The same without any fsync: dirfd/tmp is written and renamed over name,
+ * so that every reader (the reference after a downgrade too) sees the old
+ * text or the new one, but a power loss may leave either, or a damaged
+ * file. On failure tmp is removed. Returns 0 or -errno. */
+int journal_write_replace(Journal *j, int dirfd, const char *tmp, const char *name,
+                          const void *data, size_t len);
+
 /* Whether dirfd/path exists (following symlinks, as Python's
  * os.path.exists does). */
 bool journal_exists_at(Journal *j, int dirfd, const char *path);
@@ -136,6 +160,17 @@ bool journal_index_state(const JournalIndexEntry *e, JournalState *ret);
 /* Load plans/stamp into j->last_stamp (absent: 0; unreadable as a number:
  * 0 and report.stamp_damaged). Returns 0 or -errno for I/O errors. */
 int journal_stamp_load(Journal *j);
+
+/* After the scan at open: raise j->last_stamp to the highest Stamp held
+ * by an entry with plan.json and `running` (each such entry's stamp is
+ * set), and write it durably to the stamp file when the file was behind.
+ * Returns 0 or -errno. */
+int journal_stamp_recover(Journal *j);
+
+/* Entry e (NULL: not in the index) is about to lose its plan.json: make
+ * the last stamp durable first when e may hold an accepted Stamp that the
+ * stamp file does not yet hold for good. Returns 0 or -errno. */
+int journal_stamp_settle(Journal *j, const JournalIndexEntry *e);
 
 /* --- journal-done.c ---------------------------------------------------- */
 

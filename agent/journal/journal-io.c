@@ -93,8 +93,10 @@ static int write_all(Journal *j, int fd, const char *p, size_t len)
         return 0;
 }
 
-int journal_write_atomic(Journal *j, int dirfd, const char *tmp, const char *name, const void *data,
-                         size_t len, bool undo)
+/* dirfd/tmp with data, fsync'd when sync is set. On failure tmp is
+ * removed. */
+static int write_tmp(Journal *j, int dirfd, const char *tmp, const void *data, size_t len,
+                     bool sync)
 {
         int fd, r;
 
@@ -102,13 +104,39 @@ int journal_write_atomic(Journal *j, int dirfd, const char *tmp, const char *nam
         if (fd < 0)
                 return -errno;
         r = write_all(j, fd, data, len);
-        if (r == 0)
+        if (r == 0 && sync)
                 r = journal_sync(j, fd);
         /* close() after a successful fsync cannot lose data that fsync
-         * did not already report, so its result is not consulted. */
+         * did not already report, so its result is not consulted. Without
+         * an fsync there is no promise for close() to break either. */
         close(fd);
         if (r < 0)
-                goto fail_tmp;
+                (void)j->ops.unlinkat(dirfd, tmp, 0);
+        return r;
+}
+
+int journal_write_replace(Journal *j, int dirfd, const char *tmp, const char *name,
+                          const void *data, size_t len)
+{
+        int r = write_tmp(j, dirfd, tmp, data, len, false);
+
+        if (r < 0)
+                return r;
+        if (j->ops.renameat(dirfd, tmp, dirfd, name) < 0) {
+                r = -errno;
+                (void)j->ops.unlinkat(dirfd, tmp, 0);
+        }
+        return r;
+}
+
+int journal_write_atomic(Journal *j, int dirfd, const char *tmp, const char *name, const void *data,
+                         size_t len, bool undo)
+{
+        int r;
+
+        r = write_tmp(j, dirfd, tmp, data, len, true);
+        if (r < 0)
+                return r;
         if (j->ops.renameat(dirfd, tmp, dirfd, name) < 0) {
                 r = -errno;
                 goto fail_tmp;

@@ -4,7 +4,20 @@
  * The reference reads the stamp file with int(f.read()) and writes it with
  * open('w') + write(str(stamp)), so a crash between the two leaves an
  * empty file and a reference agent that cannot start. We write it through
- * a temporary file, and read a damaged one as 0 (reported, not fatal). */
+ * a temporary file, and read a damaged one as 0 (reported, not fatal).
+ *
+ * The stamp file is not fsync'd on the plan's way. journal_begin() makes
+ * `running` durable and then replaces the stamp file without an fsync
+ * (every reader, a downgraded reference too, sees the new value in the
+ * page cache). A power loss may lose that write, but not the stamp: the
+ * plan that took it keeps plan.json and `running`, both durable, and its
+ * body holds the Stamp. So the last accepted stamp is the highest of the
+ * stamp file and of the Stamps of the entries with plan.json and
+ * `running` (journal_stamp_recover at open), and before such an entry
+ * loses its plan.json the stamp file is made durable
+ * (journal_stamp_settle, from journal_remove), once for every advance of
+ * the stamp. That removal follows the broker's confirm of the result, off
+ * the engine's round trip. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -70,11 +83,15 @@ int journal_stamp_load(Journal *j)
         return 0;
 }
 
-static int stamp_save(Journal *j, int64_t v)
+/* Replace the stamp file's text with v, durably or not. */
+static int stamp_save(Journal *j, int64_t v, bool durable)
 {
         char text[32];
         int n = snprintf(text, sizeof(text), "%" PRId64, v);
 
+        if (!durable)
+                return journal_write_replace(j, j->plans_fd, JOURNAL_STAMP_TMP, JOURNAL_STAMP_FILE,
+                                             text, (size_t)n);
         /* No undo: if only the directory fsync failed, the new stamp is
          * whole and the safer value to find after a restart. */
         return journal_write_atomic(j, j->plans_fd, JOURNAL_STAMP_TMP, JOURNAL_STAMP_FILE, text,
@@ -109,6 +126,84 @@ static int stamp_classify(const json_t *stamp, int64_t *ret)
                 return JOURNAL_STAMP_INVALID;
         *ret = (int64_t)d;
         return 0;
+}
+
+/* The Stamp in entry ts's plan.json, as journal_begin() classified it:
+ * JOURNAL_STAMP_NONE when there is none (or the body is not a JSON object:
+ * such a plan is answered without journal_begin()), JOURNAL_STAMP_UNKNOWN
+ * when plan.json cannot be read. Parsing a large body costs a few
+ * milliseconds per MiB, paid only at open and only for plans that were
+ * running. */
+static int entry_stamp(Journal *j, const char *ts, int64_t *ret)
+{
+        _cleanup_(journal_plan_freep) JournalPlan *p = NULL;
+        _cleanup_free_ char *error = NULL;
+        _cleanup_json_ json_t *doc = NULL;
+        int64_t v;
+        int r;
+
+        r = journal_load_plan(j, ts, &p, &error);
+        if (r == -ENOMEM)
+                return r;
+        if (r != 0) {
+                *ret = JOURNAL_STAMP_UNKNOWN;
+                return 0;
+        }
+        /* What the daemon's parser accepts, this one reads the same way
+         * (it only refuses more: duplicate keys, NUL characters), so a
+         * plan the daemon began gives the same Stamp here. */
+        doc = json_loadb(p->body, p->body_len, 0, NULL);
+        if (json_is_object(doc) && stamp_classify(json_object_get(doc, "Stamp"), &v) == 0)
+                *ret = v;
+        else
+                *ret = JOURNAL_STAMP_NONE;
+        return 0;
+}
+
+int journal_stamp_recover(Journal *j)
+{
+        int64_t file = j->last_stamp;
+        int r;
+
+        for (size_t i = 0; i < j->n_index; i++) {
+                JournalIndexEntry *e = &j->index[i];
+
+                if (!e->plan || !e->running)
+                        continue;
+                r = entry_stamp(j, e->ts, &e->stamp);
+                if (r < 0)
+                        return r;
+                if (e->stamp != JOURNAL_STAMP_UNKNOWN && e->stamp > j->last_stamp)
+                        j->last_stamp = e->stamp;
+        }
+        if (j->last_stamp == file)
+                return 0;
+        /* A power loss took the stamp file's last write (or damaged it):
+         * put the value back for good, for the reference after a
+         * downgrade too. A failure is not fatal: the entries still hold
+         * the stamp, and the durable value stays 0, so the first removal
+         * of one of them tries again. */
+        j->report.stamp_recovered = true;
+        if (stamp_save(j, j->last_stamp, true) == 0)
+                j->durable_stamp = j->last_stamp;
+        return 0;
+}
+
+int journal_stamp_settle(Journal *j, const JournalIndexEntry *e)
+{
+        int64_t held = JOURNAL_STAMP_UNKNOWN;
+        int r;
+
+        if (e)
+                held = e->plan && e->running ? e->stamp : JOURNAL_STAMP_NONE;
+        if (held <= j->durable_stamp || j->last_stamp <= j->durable_stamp)
+                return 0;
+        /* The value saved is the last one, which covers every stamp of
+         * the entries still waiting: a burst pays this once. */
+        r = stamp_save(j, j->last_stamp, true);
+        if (r == 0)
+                j->durable_stamp = j->last_stamp;
+        return r;
 }
 
 /* `running` is a second name for plan.json (a hard link). Only its
@@ -175,6 +270,7 @@ int journal_begin(Journal *j, const char *ts, const json_t *stamp)
         r = mark_running(j, entry_fd);
         if (r == 0) {
                 e->running = true;
+                e->stamp = v < 0 ? JOURNAL_STAMP_NONE : v;
         } else {
                 /* `running` may be there or not: look. */
                 journal_index_probe(j, ts);
@@ -182,7 +278,9 @@ int journal_begin(Journal *j, const char *ts, const json_t *stamp)
         }
         if (v < 0)
                 goto out;
-        r = stamp_save(j, v);
+        /* No fsync: the durable plan.json and `running` keep this stamp
+         * until journal_stamp_settle() has made the file durable. */
+        r = stamp_save(j, v, false);
         if (r == 0)
                 j->last_stamp = v;
 out:

@@ -88,7 +88,8 @@ static bool recover_entry(Journal *j, const char *ts, JournalIndexEntry *e)
                         j->report.n_temp_removed++;
         *e = (JournalIndexEntry){.plan = journal_exists_at(j, fd, JOURNAL_PLAN_FILE),
                                  .running = journal_exists_at(j, fd, JOURNAL_RUNNING_FILE),
-                                 .result = journal_exists_at(j, fd, JOURNAL_RESULT_FILE)};
+                                 .result = journal_exists_at(j, fd, JOURNAL_RESULT_FILE),
+                                 .stamp = JOURNAL_STAMP_NONE};
         snprintf(e->ts, sizeof(e->ts), "%.20s", ts);
         if (!e->plan && !e->result) {
                 if (journal_rm_rf_at(j, j->plans_fd, ts) == 0) {
@@ -201,10 +202,13 @@ int journal_open(const char *storage, const JournalOptions *opt, Journal **ret)
         r = journal_stamp_load(j);
         if (r < 0)
                 return r;
-        j->report.last_stamp = j->last_stamp;
         r = recover(j);
         if (r < 0)
                 return r;
+        r = journal_stamp_recover(j);
+        if (r < 0)
+                return r;
+        j->report.last_stamp = j->last_stamp;
         r = journal_done_open(j);
         if (r < 0)
                 return r;
@@ -370,7 +374,10 @@ int journal_remove(Journal *j, const char *ts, bool record)
                 r = -errno;
                 goto out;
         }
-        if (record)
+        /* Before plan.json goes: it may hold the only durable copy of
+         * the last stamp. */
+        r = journal_stamp_settle(j, e);
+        if (r == 0 && record)
                 r = remove_record(j, ts, e);
         if (r == 0)
                 r = e ? entry_remove(j, ts, e) : journal_rm_rf_at(j, j->plans_fd, ts);

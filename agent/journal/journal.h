@@ -19,15 +19,21 @@
  * invisible to it. docs/journal.md has the layout, the rules and the order
  * in which the daemon calls these functions.
  *
- * Durability: every call that writes a plan, a result or the stamp returns
- * only after the data and the directory entries that name it were
- * fsync'd, and every file appears whole or not at all (a temporary name,
- * fsync, rename, fsync of the directory). The calls that fsync are
- * journal_open() (once, when it creates directories), journal_put_plan(),
- * journal_begin() and journal_put_result(); they block for a few disk
- * flushes and must not run on the event loop thread. journal_remove()
- * renames and unlinks without waiting for the disk (a removal that a power
- * loss undoes only means a result is published again).
+ * Durability: every call that writes a plan, a result or the `running`
+ * mark returns only after the data and the directory entries that name it
+ * were fsync'd, and every file appears whole or not at all (a temporary
+ * name, fsync, rename, fsync of the directory). The stamp file is the
+ * exception: journal_begin() replaces it without an fsync, because the
+ * accepted Stamp is durable already in the plan.json of the entry it
+ * marked running, and journal_open() takes the highest of the file and of
+ * those plans. journal_remove() makes the stamp file durable before such
+ * an entry loses its plan.json, when the stamp advanced since the last
+ * time (2 fsyncs), and otherwise renames and unlinks without waiting for
+ * the disk (a removal that a power loss undoes only means a result is
+ * published again). The calls that fsync (journal_open() when it creates
+ * directories or repairs the stamp file, journal_put_plan(),
+ * journal_begin(), journal_put_result(), journal_remove()) block for a few
+ * disk flushes and must not run on the event loop thread.
  *
  * The entries and their states are kept in memory: journal_open() lists
  * plans/ once, and since its flock() keeps other processes out, every
@@ -116,8 +122,12 @@ typedef struct JournalOpenReport {
         unsigned n_empty_removed; /* entries with neither plan.json nor result.json */
         unsigned n_done_expired;  /* done records past the age or count limit */
         unsigned n_interrupted;   /* entries whose plan was running when the agent stopped */
-        bool stamp_damaged;       /* the stamp file held no number; 0 was assumed */
-        int64_t last_stamp;       /* the last accepted Stamp, as loaded */
+        bool stamp_damaged;       /* the stamp file held no number (read as 0) */
+        /* The stamp file was behind (a power loss took its last write, or
+         * damaged it): last_stamp is the Stamp of a plan marked running,
+         * and the file was rewritten with it. */
+        bool stamp_recovered;
+        int64_t last_stamp; /* the last accepted Stamp, as loaded and recovered */
 } JournalOpenReport;
 
 typedef enum JournalState {
@@ -152,10 +162,14 @@ typedef struct Journal Journal;
  * 0700; an existing plans/ is chmod'ed to 0700, as the reference does).
  * Removes what interrupted writes left behind (temporary files, entries
  * with neither plan.json nor result.json), loads the stamp and the done
- * records and drops expired ones. Entries with plan.json and `running` but
- * no result.json are reported as JOURNAL_INTERRUPTED from now on. opt NULL
- * means JOURNAL_OPTIONS_DEFAULT. Returns 0, -EBUSY when another process
- * has the journal open, or -errno. */
+ * records and drops expired ones. The last accepted stamp is the highest
+ * of the stamp file's value and of the integer "Stamp" in the body of
+ * every plan.json whose entry also has `running`; when that is above the
+ * file's, the file is rewritten durably (report.stamp_recovered). Entries
+ * with plan.json and `running` but no result.json are reported as
+ * JOURNAL_INTERRUPTED from now on. opt NULL means JOURNAL_OPTIONS_DEFAULT.
+ * Returns 0, -EBUSY when another process has the journal open, or
+ * -errno. */
 int journal_open(const char *storage, const JournalOptions *opt, Journal **ret);
 
 Journal *journal_free(Journal *j);
@@ -192,16 +206,19 @@ JournalPlan *journal_plan_free(JournalPlan *p);
 DEFINE_CLEANUP(JournalPlan, journal_plan_free)
 
 /* Execution of <ts> is about to begin. stamp is the plan's "Stamp" (NULL
- * when absent). In this order:
+ * when absent): the very value in the body of <ts>/plan.json, which is
+ * the copy of an accepted stamp that survives a power loss. In this order:
  *   - a Stamp that is not an integer: JOURNAL_STAMP_INVALID;
  *   - a Stamp >= 0 and <= the last accepted one: JOURNAL_STAMP_OLD;
  *   - <ts>/running is made and made durable;
- *   - a Stamp >= 0 becomes the last accepted one, durably in `stamp`.
+ *   - a Stamp >= 0 becomes the last accepted one, written to `stamp`
+ *     without an fsync (durable through plan.json and `running` until
+ *     journal_remove() makes the file durable).
  * Nothing is written in the first two cases. Negative stamps count as
  * absent, as in the reference. Because `running` is durable before the
- * stamp is, a crash never leaves a plan whose stamp was taken but which
- * restarts as PENDING (and would be dropped as "old"): it restarts as
- * INTERRUPTED. Returns 0, JOURNAL_STAMP_OLD, JOURNAL_STAMP_INVALID or
+ * stamp is written, a crash never leaves a plan whose stamp was taken but
+ * which restarts as PENDING (and would be dropped as "old"): it restarts
+ * as INTERRUPTED. Returns 0, JOURNAL_STAMP_OLD, JOURNAL_STAMP_INVALID or
  * -errno (a failure may leave `running`: the entry is then INTERRUPTED
  * after a restart; calling journal_begin() again retries). */
 int journal_begin(Journal *j, const char *ts, const json_t *stamp);
@@ -224,8 +241,11 @@ int journal_load_result(Journal *j, const char *ts, char **ret_text, size_t *ret
  * finds it: call it so once the broker has confirmed the result. Without,
  * the entry just goes (a plan that is dropped without a result). A result
  * whose SourceID is not a non-empty string or an integer is not recorded.
- * Returns 0, -ENOENT or -errno (when the record cannot be made, the entry
- * stays, still with its result, and the call may be retried). Nothing is
+ * Returns 0, -ENOENT or -errno (when the record cannot be made, or the
+ * stamp cannot be made durable, the entry stays, still with its result,
+ * and the call may be retried). When the entry's plan took a Stamp that
+ * the stamp file does not hold durably yet, the file is made durable
+ * first (2 fsyncs, once for each advance of the stamp); nothing else is
  * fsync'd: a removal that a power loss undoes only means the result is
  * published again. */
 int journal_remove(Journal *j, const char *ts, bool record);
