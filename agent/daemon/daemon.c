@@ -201,8 +201,15 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
         if (rep->n_temp_removed || rep->n_empty_removed)
                 log_info(NULL, "journal: removed %u unfinished write(s) and %u empty entr(ies)",
                          rep->n_temp_removed, rep->n_empty_removed);
-        if (rep->stamp_damaged)
-                log_warning(NULL, "journal: the stamp file held no number; 0 assumed");
+        if (rep->stamp_recovered)
+                log_warning(NULL,
+                            "journal: the stamp file was %s; last stamp %lld recovered from a "
+                            "plan that was running",
+                            rep->stamp_damaged ? "damaged" : "behind",
+                            (long long)rep->last_stamp);
+        else if (rep->stamp_damaged)
+                log_warning(NULL, "journal: the stamp file held no number; last stamp %lld",
+                            (long long)rep->last_stamp);
 
         rc = runner_new(d->loop, cfg, NULL, &d->runner, &warning, &error);
         if (warning)
