@@ -1,7 +1,8 @@
 /* Tests for child/: the bounded capture, and child processes on a libuv
  * loop. Each loop test builds its own loop, counts callbacks and closes the
- * loop cleanly. The child is this program in helper mode ("--helper=NAME")
- * or a system program. The test process is a child subreaper, so that the
+ * loop cleanly. The loop tests run twice: with clone3() ("loop") and with
+ * the uv_spawn() fallback forced ("loop-fork"). The child is this program in helper mode
+ * ("--helper=NAME") or a system program. The test process is a child subreaper, so that the
  * grandchildren the helpers leave are reparented to it and a test can tell,
  * with waitpid(), exactly how they died. */
 #include <check.h>
@@ -13,7 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -144,6 +150,11 @@ static int helper_main(int argc, char **argv)
         }
         if (streq(name, "status")) {
                 helper_write_all(3, "status\n", 7);
+                return 0;
+        }
+        if (streq(name, "status2")) {
+                helper_write_all(3, "three\n", 6);
+                helper_write_all(4, "four\n", 5);
                 return 0;
         }
         if (streq(name, "fds")) {
@@ -444,8 +455,13 @@ START_TEST(test_signals_and_fds_reset)
         }
         run_free(&run);
 
+        /* clone3() leaves the program nothing but 0, 1 and 2; libuv's fork
+         * passes what the test's own parent left inheritable. */
         spec = HELPER_SPEC("--helper=fds");
-        list_fds(want, sizeof(want) - 1, true);
+        if (child_spawn_method() == CHILD_SPAWN_FORK)
+                list_fds(want, sizeof(want) - 1, true);
+        else
+                want[0] = '\0';
         strcat(want, "\n");
         run_spec(&spec, &fds);
         ck_assert_str_eq(fds.r.out.data, want);
@@ -509,6 +525,93 @@ START_TEST(test_extra_fd)
         ck_assert_str_eq(text, "status\n");
         unlink(path);
         run_free(&run);
+}
+END_TEST
+
+/* Two extra descriptors whose numbers lie inside the child's 0..4 and come
+ * in the opposite order: each still lands where the spec says. */
+START_TEST(test_extra_fds_shuffled)
+{
+        ChildSpec spec = HELPER_SPEC("--helper=status2");
+        char path3[] = "/tmp/test-child-XXXXXX", path4[] = "/tmp/test-child-XXXXXX";
+        _cleanup_free_ char *text3 = NULL, *text4 = NULL;
+        int fds[2], saved_in = dup(STDIN_FILENO);
+        Run run = {0};
+
+        ck_assert_int_ge(saved_in, 0);
+        /* The file for the child's 4 sits at 0 and the one for its 3 at
+         * the first free number above. */
+        fds[1] = mkostemp(path4, O_CLOEXEC);
+        ck_assert_int_ge(fds[1], 0);
+        ck_assert_int_eq(dup3(fds[1], STDIN_FILENO, O_CLOEXEC), STDIN_FILENO);
+        close(fds[1]);
+        fds[1] = STDIN_FILENO;
+        fds[0] = mkostemp(path3, O_CLOEXEC);
+        ck_assert_int_ge(fds[0], 0);
+        spec.extra_fds = fds;
+        spec.n_extra_fds = 2;
+        run_spec(&spec, &run);
+        ck_assert_int_eq(dup2(saved_in, STDIN_FILENO), STDIN_FILENO);
+        close(saved_in);
+        close(fds[0]);
+        ck_assert_int_eq(run.r.exit_status, 0);
+        ck_assert_int_eq(run.r.spawn_error, 0);
+        ck_assert_int_eq(file_read_all(path3, 64, &text3, NULL), 0);
+        ck_assert_int_eq(file_read_all(path4, 64, &text4, NULL), 0);
+        ck_assert_str_eq(text3, "three\n");
+        ck_assert_str_eq(text4, "four\n");
+        unlink(path3);
+        unlink(path4);
+        run_free(&run);
+}
+END_TEST
+
+/* A name without a slash is looked up in the PATH of the spec's
+ * environment, and a file without a known format runs through /bin/sh, as
+ * execvp() does. */
+START_TEST(test_path_lookup)
+{
+        ChildSpec spec = HELPER_SPEC("x");
+        char dir[] = "/tmp/test-child-dir-XXXXXX";
+        char script[PATH_MAX], path_env[PATH_MAX + 16];
+        Run run = {0}, sh = {0}, missing = {0};
+        FILE *f;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(script, sizeof(script), "%s/plain", dir);
+        f = fopen(script, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs("echo \"plain $1 $0\"\n", f);
+        fclose(f);
+        ck_assert_int_eq(chmod(script, 0755), 0);
+        snprintf(path_env, sizeof(path_env), "PATH=/nonexistent:%s:/bin", dir);
+
+        spec.argv = ARGV("plain", "arg");
+        spec.envp = (char *const *)(const char *const[]){path_env, NULL};
+        run_spec(&spec, &run);
+        ck_assert_int_eq(run.r.spawn_error, 0);
+        ck_assert_int_eq(run.r.exit_status, 0);
+        {
+                char want[PATH_MAX + 32];
+
+                snprintf(want, sizeof(want), "plain arg %s\n", script);
+                ck_assert_str_eq(run.r.out.data, want);
+        }
+
+        spec.argv = ARGV("sh", "-c", "echo found");
+        run_spec(&spec, &sh);
+        ck_assert_str_eq(sh.r.out.data, "found\n");
+
+        spec.argv = ARGV("no-such-program-here");
+        run_spec(&spec, &missing);
+        ck_assert_int_eq(missing.r.spawn_error, -ENOENT);
+        ck_assert_int_eq(missing.pid, 0);
+
+        unlink(script);
+        rmdir(dir);
+        run_free(&run);
+        run_free(&sh);
+        run_free(&missing);
 }
 END_TEST
 
@@ -779,6 +882,136 @@ START_TEST(test_cancel)
 }
 END_TEST
 
+/* A fresh cgroup v2 directory for a test, or NULL when this system has
+ * none that the test may write (not root, no cgroup2). */
+static char *cgroup_test_dir(void)
+{
+        static const char *const roots[] = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"};
+        _cleanup_free_ char *own = NULL;
+        char path[PATH_MAX];
+
+        if (file_read_all("/proc/self/cgroup", 1 << 16, &own, NULL) != 0)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(roots); i++) {
+                char *line = strstr(own, "0::/");
+                char *dir;
+
+                snprintf(path, sizeof(path), "%s/cgroup.controllers", roots[i]);
+                if (!line || (line != own && line[-1] != '\n') || access(path, F_OK) < 0)
+                        continue;
+                line += 3;
+                line[strcspn(line, "\n")] = '\0';
+                if (asprintf(&dir, "%s%s%stest-child-%d", roots[i], line,
+                             streq(line, "/") ? "" : "/", (int)getpid()) < 0)
+                        return NULL;
+                if (mkdir(dir, 0755) == 0)
+                        return dir;
+                free(dir);
+                return NULL;
+        }
+        return NULL;
+}
+
+/* With a cgroup fd, the program runs inside that cgroup from the start:
+ * its /proc/self/cgroup names it. */
+START_TEST(test_cgroup_at_spawn)
+{
+        _cleanup_free_ char *dir = cgroup_test_dir();
+        ChildSpec spec = HELPER_SPEC("x");
+        char want[PATH_MAX + 8];
+        const char *rel;
+        Run run = {0};
+        int fd;
+
+        if (!dir)
+                return; /* no writable cgroup v2 here: nothing to check */
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        spec.argv = ARGV("/bin/sh", "-c", "grep '^0::' /proc/self/cgroup");
+        spec.cgroup_fd = fd;
+        if (child_spawn_method() != CHILD_SPAWN_CLONE3_CGROUP) {
+                /* Refused at once: no report, nothing left on the loop. */
+                uv_loop_t loop;
+
+                ck_assert_int_eq(uv_loop_init(&loop), 0);
+                ck_assert_int_eq(child_spawn(&loop, &spec, run_on_done, &run, NULL), -EOPNOTSUPP);
+                ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
+                ck_assert_int_eq(uv_loop_close(&loop), 0);
+                ck_assert_int_eq(run.calls, 0);
+        } else {
+                run_spec(&spec, &run);
+                /* The path below the hierarchy's root. */
+                rel = dir + (strncmp(dir, "/sys/fs/cgroup/unified", 22) == 0 ? 22 : 14);
+                snprintf(want, sizeof(want), "0::%s\n", rel);
+                ck_assert_int_eq(run.r.exit_status, 0);
+                ck_assert_str_eq(run.r.out.data, want);
+        }
+        close(fd);
+        ck_assert_int_eq(rmdir(dir), 0);
+        run_free(&run);
+}
+END_TEST
+
+/* A kernel or seccomp policy that refuses clone3 (as Docker's default
+ * profile does, with ENOSYS): the first spawn with a cgroup says
+ * -EOPNOTSUPP, the method drops to uv_spawn() for good, and children still
+ * run. In a process of its own, since the filter cannot be lifted. */
+static int fallback_probe(void)
+{
+        struct sock_filter filter[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        struct sock_fprog prog = {.len = ELEMENTSOF(filter), .filter = filter};
+        ChildSpec spec = HELPER_SPEC("--helper=exit3");
+        uv_loop_t loop;
+        Run run = {0};
+
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+                return 10;
+        child_spawn_method_reset();
+        if (uv_loop_init(&loop) < 0)
+                return 11;
+        spec.cgroup_fd =
+                open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* clone3 is refused first */
+        if (spec.cgroup_fd <= 0)
+                return 19;
+        if (child_spawn(&loop, &spec, run_on_done, &run, NULL) != -EOPNOTSUPP)
+                return 12;
+        if (uv_run(&loop, UV_RUN_DEFAULT) != 0 || run.calls != 0)
+                return 13;
+        if (child_spawn_method() != CHILD_SPAWN_CLONE3)
+                return 14;
+        spec.cgroup_fd = 0;
+        if (child_spawn(&loop, &spec, run_on_done, &run, &run.child) != 0)
+                return 15;
+        if (uv_run(&loop, UV_RUN_DEFAULT) != 0 || run.calls != 1 || run.r.exit_status != 3)
+                return 16;
+        if (child_spawn_method() != CHILD_SPAWN_FORK)
+                return 17;
+        if (uv_loop_close(&loop) != 0)
+                return 18;
+        run_free(&run);
+        return 0;
+}
+
+START_TEST(test_fallback_discovered)
+{
+        int status = -1;
+        pid_t pid = fork();
+
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0)
+                _exit(fallback_probe());
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 #define PARALLEL 64
 
 START_TEST(test_parallel)
@@ -818,11 +1051,47 @@ static void become_subreaper(void)
         ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
 }
 
+/* "loop-fork": every loop test again with the uv_spawn() fallback. */
+static void force_fork(void)
+{
+        child_spawn_method_limit(CHILD_SPAWN_FORK);
+}
+
+static void method_reset(void)
+{
+        child_spawn_method_reset();
+}
+
+static void add_loop_tests(TCase *tl)
+{
+        tcase_set_timeout(tl, 30);
+        tcase_add_checked_fixture(tl, become_subreaper, NULL);
+        tcase_add_test(tl, test_exit_status);
+        tcase_add_test(tl, test_death_by_signal);
+        tcase_add_test(tl, test_binary_output);
+        tcase_add_test(tl, test_dev_stdout);
+        tcase_add_test(tl, test_env_cwd_stdin);
+        tcase_add_test(tl, test_signals_and_fds_reset);
+        tcase_add_test(tl, test_capture_off);
+        tcase_add_test(tl, test_extra_fd);
+        tcase_add_test(tl, test_extra_fds_shuffled);
+        tcase_add_test(tl, test_path_lookup);
+        tcase_add_test(tl, test_spawn_error);
+        tcase_add_test(tl, test_cgroup_at_spawn);
+        tcase_add_test(tl, test_flood_capped);
+        tcase_add_test(tl, test_timeout_term);
+        tcase_add_test(tl, test_timeout_kill_after_grace);
+        tcase_add_loop_test(tl, test_timeout_grandchild, 0, 2);
+        tcase_add_test(tl, test_grandchild_holds_pipe);
+        tcase_add_loop_test(tl, test_cancel, 0, 2);
+        tcase_add_test(tl, test_parallel);
+}
+
 int main(int argc, char **argv)
 {
         size_t size = sizeof(self_exe);
         Suite *s;
-        TCase *tc, *tl;
+        TCase *tc, *tl, *tf;
         SRunner *sr;
         int failed;
 
@@ -838,25 +1107,13 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_exit_code_mapping);
         suite_add_tcase(s, tc);
 
-        tcase_set_timeout(tl, 30);
-        tcase_add_checked_fixture(tl, become_subreaper, NULL);
-        tcase_add_test(tl, test_exit_status);
-        tcase_add_test(tl, test_death_by_signal);
-        tcase_add_test(tl, test_binary_output);
-        tcase_add_test(tl, test_dev_stdout);
-        tcase_add_test(tl, test_env_cwd_stdin);
-        tcase_add_test(tl, test_signals_and_fds_reset);
-        tcase_add_test(tl, test_capture_off);
-        tcase_add_test(tl, test_extra_fd);
-        tcase_add_test(tl, test_spawn_error);
-        tcase_add_test(tl, test_flood_capped);
-        tcase_add_test(tl, test_timeout_term);
-        tcase_add_test(tl, test_timeout_kill_after_grace);
-        tcase_add_loop_test(tl, test_timeout_grandchild, 0, 2);
-        tcase_add_test(tl, test_grandchild_holds_pipe);
-        tcase_add_loop_test(tl, test_cancel, 0, 2);
-        tcase_add_test(tl, test_parallel);
+        add_loop_tests(tl);
+        tcase_add_test(tl, test_fallback_discovered);
         suite_add_tcase(s, tl);
+        tf = tcase_create("loop-fork");
+        tcase_add_checked_fixture(tf, force_fork, method_reset);
+        add_loop_tests(tf);
+        suite_add_tcase(s, tf);
 
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);

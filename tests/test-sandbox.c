@@ -1,7 +1,9 @@
 /* Tests for sandbox/sandbox.h: the exact helper command line, environment
- * and log line for several configurations, and the two system lookups. None
- * needs root. The helper itself is tested by test-sandbox-helper.sh, the
- * cgroups by test-sandbox-cgroup.c. */
+ * and log line for several configurations, and the two system lookups; and
+ * for sandbox/sandbox-direct.h: every step of the in-process path checked
+ * from inside a script, and every failure's status line, each the same as
+ * the helper's. Only the identity checks need root. The helper itself is tested by
+ * test-sandbox-helper.sh, the cgroups by test-sandbox-cgroup.c. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,10 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child/child.h"
 #include "config/config.h"
+#include "sandbox/sandbox-direct.h"
 #include "sandbox/sandbox.h"
 #include "util/macro.h"
 
@@ -50,6 +55,7 @@ static SandboxRun base_run(void)
                 .agent_env = agent_env,
                 .status_fd = 3,
                 .command = command,
+                .force_helper = true,
         };
 }
 
@@ -92,6 +98,76 @@ START_TEST(test_build_defaults)
         ck_assert_int_eq(sandbox_build(&cfg->sandbox, &run, &c), 0);
         assert_strv(c->argv, want);
         assert_strv(c->envp, none);
+}
+END_TEST
+
+/* A v2 run cgroup that the spawn enters (clone3 with CLONE_INTO_CGROUP):
+ * no --cgroup for the helper, and the log line still counts it. */
+START_TEST(test_build_cgroup_at_spawn)
+{
+        _cleanup_(sandbox_command_freep) SandboxCommand *c = NULL, *h = NULL;
+        _cleanup_free_ char *line = NULL;
+        static const char *const v2[] = {"/sys/fs/cgroup/agent.slice/muranoagent-p-1"};
+        SandboxRun run = base_run();
+
+        run.cgroups = v2;
+        run.n_cgroups = 1;
+        ck_assert_int_eq(sandbox_build(&cfg->sandbox, &run, &h), 0);
+        ck_assert_str_eq(h->argv[2], "--status-fd=3");
+        ck_assert_str_eq(h->argv[3], "--cgroup=/sys/fs/cgroup/agent.slice/muranoagent-p-1");
+        ck_assert_str_eq(h->argv[4], "--rlimit-nofile=1024");
+        run.cgroups_at_spawn = true;
+        ck_assert_int_eq(sandbox_build(&cfg->sandbox, &run, &c), 0);
+        ck_assert_str_eq(c->argv[2], "--status-fd=3");
+        ck_assert_str_eq(c->argv[3], "--rlimit-nofile=1024");
+        for (size_t i = 0; c->argv[i]; i++)
+                ck_assert_msg(strncmp(c->argv[i], "--cgroup", 8) != 0, "%s", c->argv[i]);
+        ck_assert_int_eq(sandbox_describe(&cfg->sandbox, &run, &line), 0);
+        ck_assert_ptr_nonnull(strstr(line, " cgroups=1 "));
+}
+END_TEST
+
+/* Without namespaces or a cgroup to join, no helper: the command itself,
+ * with the clean environment, and the log line says so. */
+START_TEST(test_build_in_process)
+{
+        _cleanup_(sandbox_command_freep) SandboxCommand *c = NULL, *d = NULL, *e = NULL;
+        _cleanup_free_ char *line = NULL;
+        struct ConfigSandbox s = cfg->sandbox;
+        SandboxRun run = base_run();
+        static const char *const env[] = {"PATH=/opt/bin:/usr/bin",
+                                          "LC_ALL=C",
+                                          "http_proxy=http://user:pw@proxy:3128",
+                                          "HOME=/root",
+                                          "LANG=C.UTF-8",
+                                          NULL};
+
+        run.force_helper = false;
+        ck_assert(!sandbox_uses_helper(&s, &run));
+        ck_assert_int_eq(sandbox_build(&s, &run, &c), 0);
+        ck_assert(c->in_process);
+        assert_strv(c->argv, command);
+        assert_strv(c->envp, env);
+        ck_assert_int_eq(sandbox_describe(&s, &run, &line), 0);
+        ck_assert_str_eq(line, "sandbox: user=root group=root no_new_privs "
+                               "rlimits=nofile:1024,core:0 namespaces=none cgroups=0 "
+                               "env=PATH,LC_ALL,http_proxy,HOME,LANG path=in-process");
+
+        /* A v1 cgroup to join, or any namespace: the helper. */
+        run.cgroups = cgroups;
+        run.n_cgroups = 2;
+        ck_assert(sandbox_uses_helper(&s, &run));
+        ck_assert_int_eq(sandbox_build(&s, &run, &d), 0);
+        ck_assert(!d->in_process);
+        ck_assert_str_eq(d->argv[3], "--cgroup=/sys/fs/cgroup/memory/muranoagent-p-1");
+        run.n_cgroups = 0;
+        s.uts_namespace = true;
+        ck_assert(sandbox_uses_helper(&s, &run));
+        s.uts_namespace = false;
+        s.enabled = false;
+        ck_assert(!sandbox_uses_helper(&s, &run));
+        ck_assert_int_eq(sandbox_build(&s, &run, &e), 0);
+        ck_assert(!e->in_process);
 }
 END_TEST
 
@@ -262,7 +338,8 @@ START_TEST(test_describe)
 
         ck_assert_int_eq(sandbox_describe(&cfg->sandbox, &run, &a), 0);
         ck_assert_str_eq(a, "sandbox: user=root group=root no_new_privs rlimits=nofile:1024,core:0 "
-                            "namespaces=none cgroups=0 env=PATH,LC_ALL,http_proxy,HOME,LANG");
+                            "namespaces=none cgroups=0 env=PATH,LC_ALL,http_proxy,HOME,LANG "
+                            "path=helper");
 
         cfg->sandbox.mount_namespace = cfg->sandbox.pid_namespace = true;
         cfg->sandbox.no_new_privs = false;
@@ -274,7 +351,7 @@ START_TEST(test_describe)
         ck_assert_int_eq(sandbox_describe(&cfg->sandbox, &run, &b), 0);
         ck_assert_str_eq(b, "sandbox: user=root group=root rlimits=cpu:5,nofile:1024,core:0 "
                             "namespaces=mount,pid mounts=read-only:/,private-tmp,writable:1 "
-                            "cgroups=2 env=PATH,LC_ALL,http_proxy,HOME,LANG");
+                            "cgroups=2 env=PATH,LC_ALL,http_proxy,HOME,LANG path=helper");
 }
 END_TEST
 
@@ -402,6 +479,194 @@ START_TEST(test_build_runs)
 }
 END_TEST
 
+/* ---- the in-process path against the helper ---- */
+
+typedef struct Outcome {
+        int calls;
+        int exit_code;
+        int spawn_error;
+        bool refused; /* in process: the kernel refused clone3 (valgrind does) */
+        char *out;    /* owned */
+        char status[600];
+} Outcome;
+
+static void outcome_done(Child *c, ChildResult *r, void *userdata)
+{
+        Outcome *o = userdata;
+
+        (void)c;
+        o->calls++;
+        o->exit_code = child_result_exit_code(r);
+        o->spawn_error = r->spawn_error;
+        o->out = r->out.data;
+        r->out.data = NULL;
+}
+
+/* Run the command of run under s, through the helper or in process, as the
+ * runner does: the status pipe's write end as the child's fd 3. */
+static void run_sandboxed(const struct ConfigSandbox *s, SandboxRun run, bool helper, Outcome *o)
+{
+        _cleanup_(sandbox_command_freep) SandboxCommand *c = NULL;
+        _cleanup_(sandbox_direct_freep) SandboxDirect *d = NULL;
+        char path[PATH_MAX];
+        ChildSpec spec = {0};
+        int status[2], r;
+        uv_loop_t loop;
+        ssize_t n;
+
+        *o = (Outcome){0};
+        find_helper(path);
+        run.helper = path;
+        run.status_fd = 3;
+        run.force_helper = helper;
+        ck_assert_int_eq(sandbox_build(s, &run, &c), 0);
+        ck_assert(c->in_process == !helper);
+        if (!helper)
+                ck_assert_int_eq(sandbox_direct_new(s, &run, &d), 0);
+        ck_assert_int_eq(pipe2(status, O_CLOEXEC), 0);
+        spec.argv = c->argv;
+        spec.envp = c->envp;
+        spec.capture_stdout = true;
+        spec.output_limit = 1 << 16;
+        spec.extra_fds = &status[1];
+        spec.n_extra_fds = 1;
+        spec.kill_grace_ms = 1000;
+        spec.pre_exec = d ? sandbox_direct_pre_exec : NULL;
+        spec.exec_failed = d ? sandbox_direct_exec_failed : NULL;
+        spec.exec_data = d;
+        ck_assert_int_eq(uv_loop_init(&loop), 0);
+        r = child_spawn(&loop, &spec, outcome_done, o, NULL);
+        /* Without clone3 the hooks cannot run: the runner then takes the
+         * helper, and so does this test. */
+        o->refused = r == -EOPNOTSUPP && !helper;
+        if (o->refused)
+                ck_assert_int_eq(child_spawn_method(), CHILD_SPAWN_FORK);
+        else
+                ck_assert_int_eq(r, 0);
+        close(status[1]);
+        ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
+        ck_assert_int_eq(uv_loop_close(&loop), 0);
+        ck_assert_int_eq(o->calls, o->refused ? 0 : 1);
+        n = read(status[0], o->status, sizeof(o->status) - 1);
+        o->status[n > 0 ? n : 0] = '\0';
+        close(status[0]);
+}
+
+/* Both paths, which must agree on everything; the in-process outcome is
+ * returned for the exact checks. */
+static void run_both(const struct ConfigSandbox *s, const SandboxRun *run, Outcome *direct)
+{
+        Outcome helper;
+
+        run_sandboxed(s, *run, true, &helper);
+        run_sandboxed(s, *run, false, direct);
+        if (direct->refused) {
+                printf("skipped: the in-process path (clone3 is refused here)\n");
+                *direct = helper;
+                return;
+        }
+        ck_assert_int_eq(direct->spawn_error, 0);
+        ck_assert_int_eq(direct->exit_code, helper.exit_code);
+        ck_assert_str_eq(direct->status, helper.status);
+        ck_assert_str_eq(direct->out, helper.out);
+        free(helper.out);
+}
+
+/* Every step, seen from inside the script: identity (as root), limits,
+ * no_new_privs, the exact environment, the directory, the status fd closed. */
+START_TEST(test_direct_features)
+{
+        struct ConfigSandbox s = cfg->sandbox;
+        SandboxRun run = base_run();
+        char dir[] = "/tmp/test-sandbox-dir-XXXXXX", want[2048];
+        bool root = geteuid() == 0;
+        Outcome o;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        ck_assert_int_eq(chmod(dir, 0755), 0);
+        if (root) {
+                s.user = (char *)"nobody";
+                s.group = (char *)"nogroup";
+        }
+        s.rlimit_cpu = 600;
+        s.rlimit_as = 1 << 30;
+        s.rlimit_nofile = 64;
+        s.rlimit_nproc = 50;
+        run.workdir = dir;
+        run.command = (const char *const[]){
+                "/bin/sh", "-c",
+                "id -u; id -g; id -G; grep -E '^Max (cpu time|core file size|processes|open "
+                "files|address space) ' /proc/self/limits | tr -s ' '; "
+                "grep NoNewPrivs /proc/self/status; env | sort; pwd; "
+                "if [ -e /proc/self/fd/3 ]; then echo fd3-open; else echo fd3-closed; fi",
+                NULL};
+        run_both(&s, &run, &o);
+        ck_assert_int_eq(o.exit_code, 0);
+        ck_assert_str_eq(o.status, "");
+        snprintf(want, sizeof(want),
+                 "%d\n%d\n%d\n"
+                 "Max cpu time 600 600 seconds \nMax core file size 0 0 bytes \n"
+                 "Max processes 50 50 processes \nMax open files 64 64 files \n"
+                 "Max address space 1073741824 1073741824 bytes \n"
+                 "NoNewPrivs:\t1\n"
+                 "HOME=/root\nLANG=C.UTF-8\nLC_ALL=C\nPATH=/opt/bin:/usr/bin\nPWD=%s\n"
+                 "http_proxy=http://user:pw@proxy:3128\n%s\nfd3-closed\n",
+                 root ? 65534 : (int)geteuid(), root ? 65534 : (int)getegid(),
+                 root ? 65534 : (int)getegid(), dir, dir);
+        if (!root) /* the supplementary groups stay the test's own: not checked */
+                *strchr(strchr(strchr(want, '\n') + 1, '\n') + 1, '\n') = '\0';
+        if (root)
+                ck_assert_str_eq(o.out, want);
+        else
+                ck_assert_int_eq(strncmp(o.out, want, strlen(want)), 0);
+        free(o.out);
+        rmdir(dir);
+}
+END_TEST
+
+static const struct {
+        const char *user, *group, *workdir, *program;
+        uint64_t nofile;
+        const char *status;
+        int exit_code;
+} failures[] = {
+        {NULL, NULL, "/nonexistent-dir", "/bin/true", 0,
+         "muranoagent-sandbox: chdir /nonexistent-dir: No such file or directory\n", 125},
+        {NULL, NULL, "/", "/nonexistent/prog", 0,
+         "muranoagent-sandbox: exec /nonexistent/prog: No such file or directory\n", 127},
+        {NULL, NULL, "/", "/etc/passwd", 0,
+         "muranoagent-sandbox: exec /etc/passwd: Permission denied\n", 126},
+        {"no-such-user-xyz", NULL, "/", "/bin/true", 0,
+         "muranoagent-sandbox: user 'no-such-user-xyz': no such user\n", 125},
+        {"root", "no-such-group-xyz", "/", "/bin/true", 0,
+         "muranoagent-sandbox: group 'no-such-group-xyz': no such group\n", 125},
+        {NULL, NULL, "/", "/bin/true", 1 << 30,
+         "muranoagent-sandbox: rlimit nofile 1073741824: Operation not permitted\n", 125},
+};
+
+/* Each setup failure: the helper's status line and exit status, exactly. */
+START_TEST(test_direct_failures)
+{
+        struct ConfigSandbox s = cfg->sandbox;
+        SandboxRun run = base_run();
+        Outcome o;
+
+        if (failures[_i].user) {
+                s.user = (char *)failures[_i].user;
+                s.group = (char *)(failures[_i].group ? failures[_i].group : failures[_i].user);
+        }
+        if (failures[_i].nofile)
+                s.rlimit_nofile = failures[_i].nofile;
+        run.workdir = failures[_i].workdir;
+        run.command = (const char *const[]){failures[_i].program, NULL};
+        run_both(&s, &run, &o);
+        ck_assert_str_eq(o.status, failures[_i].status);
+        ck_assert_int_eq(o.exit_code, failures[_i].exit_code);
+        ck_assert_str_eq(o.out, "");
+        free(o.out);
+}
+END_TEST
+
 static Suite *sandbox_suite(void)
 {
         Suite *s = suite_create("sandbox");
@@ -410,6 +675,8 @@ static Suite *sandbox_suite(void)
         tcase_add_checked_fixture(tc, cfg_setup, cfg_teardown);
         tcase_add_test(tc, test_build_defaults);
         tcase_add_test(tc, test_build_everything);
+        tcase_add_test(tc, test_build_cgroup_at_spawn);
+        tcase_add_test(tc, test_build_in_process);
         tcase_add_test(tc, test_build_writable_workdir);
         tcase_add_test(tc, test_build_disabled);
         tcase_add_test(tc, test_build_invalid);
@@ -422,6 +689,8 @@ static Suite *sandbox_suite(void)
         tcase_add_test(tc, test_helper_path_env);
         tcase_add_test(tc, test_user_home);
         tcase_add_test(tc, test_build_runs);
+        tcase_add_test(tc, test_direct_features);
+        tcase_add_loop_test(tc, test_direct_failures, 0, ELEMENTSOF(failures));
         tcase_set_timeout(tc, 30);
         suite_add_tcase(s, tc);
         return s;

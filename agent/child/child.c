@@ -1,19 +1,29 @@
 /* One child process on the libuv loop: spawn, capture, timeout, kill, and a
  * single report once the exit and end of file on every pipe are in.
  *
+ * The child is started by child-launch.c (clone3) and watched through its
+ * pidfd with a poll handle; on kernels that refuse clone3, by uv_spawn()
+ * and its process handle (see child_spawn_method()).
+ *
  * libuv's memory rule, followed here: every handle that was initialised is
  * closed with uv_close(), and the Child that embeds the handles is freed only
  * when the last close callback has run. uv_spawn() initialises the process
- * handle even when it fails, so that one is closed on every path too. */
+ * handle even when it fails, so that one is closed on every path too. The
+ * pidfd is closed in its poll handle's close callback, when libuv no longer
+ * watches it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "child/child-capture.h"
+#include "child/child-launch.h"
 #include "child/child.h"
 #include "util/macro.h"
+
+extern char **environ;
 
 /* One read from a pipe; the buffer is shared by both pipes of a child,
  * since libuv hands it back to read_cb before it asks for it again. */
@@ -29,8 +39,11 @@ typedef struct ChildStream {
 } ChildStream;
 
 struct Child {
-        uv_loop_t *loop; /* borrowed */
-        uv_process_t process;
+        uv_loop_t *loop;          /* borrowed */
+        pid_t pid;                /* the direct child, 0 until it runs */
+        int pidfd;                /* clone3: the child's pidfd, -1 otherwise; owned by exit_poll */
+        uv_poll_t exit_poll;      /* clone3: readable when the child exited */
+        uv_process_t process;     /* the uv_spawn() fallback */
         uv_timer_t timeout_timer; /* spawn -> SIGTERM */
         uv_timer_t kill_timer;    /* SIGTERM -> SIGKILL */
         uv_timer_t eof_timer;     /* exit -> pipes cut */
@@ -38,6 +51,7 @@ struct Child {
 
         unsigned handles;    /* initialised handles whose close callback is still due */
         bool process_handle; /* uv_spawn() was called, so the process handle needs closing */
+        bool poll_handle;    /* exit_poll was initialised */
         bool exited;         /* the exit callback came, or the program never ran */
         bool ending;         /* SIGTERM (or an immediate SIGKILL) went out */
         bool killed;         /* SIGKILL went out */
@@ -103,6 +117,15 @@ static void child_on_close(uv_handle_t *h)
         child_handle_closed(h->data);
 }
 
+static void child_poll_on_close(uv_handle_t *h)
+{
+        Child *c = h->data;
+
+        close(c->pidfd);
+        c->pidfd = -1;
+        child_handle_closed(c);
+}
+
 static void child_stream_on_close(uv_handle_t *h)
 {
         ChildStream *s = h->data;
@@ -128,8 +151,8 @@ static void child_signal(Child *c, int sig)
                 c->killed = true;
         if (c->kill_tree)
                 c->kill_tree(c->kill_userdata, sig);
-        if (c->process.pid > 0)
-                (void)kill(-c->process.pid, sig);
+        if (c->pid > 0)
+                (void)kill(-c->pid, sig);
 }
 
 /* Whether any process is left in the child's process group. After the
@@ -138,7 +161,7 @@ static void child_signal(Child *c, int sig)
  * just emptied answers no. */
 static bool child_group_alive(const Child *c)
 {
-        return c->process.pid > 0 && (kill(-c->process.pid, 0) == 0 || errno == EPERM);
+        return c->pid > 0 && (kill(-c->pid, 0) == 0 || errno == EPERM);
 }
 
 static void child_close_all(Child *c)
@@ -150,6 +173,7 @@ static void child_close_all(Child *c)
         uv_close((uv_handle_t *)&c->eof_timer, child_on_close);
         if (c->process_handle)
                 uv_close((uv_handle_t *)&c->process, child_on_close);
+        /* The poll handle was closed when the exit came. */
 }
 
 /* The state machine's one gate: the child is over when the exit is in, no
@@ -211,16 +235,44 @@ static void child_on_eof_timer(uv_timer_t *t)
         child_check_done(c);
 }
 
-static void child_on_exit(uv_process_t *p, int64_t exit_status, int term_signal)
+static void child_exited(Child *c, int exit_status, int term_signal)
 {
-        Child *c = p->data;
-
         c->exited = true;
-        c->result.exit_status = (int)exit_status;
+        c->result.exit_status = exit_status;
         c->result.term_signal = term_signal;
         if (c->out.open || c->err.open)
                 uv_timer_start(&c->eof_timer, child_on_eof_timer, c->eof_grace_ms, 0);
         child_check_done(c);
+}
+
+static void child_on_exit(uv_process_t *p, int64_t exit_status, int term_signal)
+{
+        child_exited(p->data, (int)exit_status, term_signal);
+}
+
+/* The pidfd is readable: the child exited. A poll error (which only a
+ * broken descriptor could cause) ends the child, so that it is not lost. */
+static void child_on_pidfd(uv_poll_t *h, int status, int events)
+{
+        Child *c = h->data;
+        int exit_status = 0, term_signal = 0, r;
+
+        (void)events;
+        r = child_launch_reap(c->pidfd, c->pid, false, &exit_status, &term_signal);
+        if (r == 0 && status >= 0)
+                return; /* not over: keep watching */
+        if (r == 0) {
+                /* The watch broke: end the child rather than lose it. */
+                (void)kill(-c->pid, SIGKILL);
+                r = child_launch_reap(c->pidfd, c->pid, true, &exit_status, &term_signal);
+                if (c->result.error == 0)
+                        c->result.error = child_errno_from_uv(status);
+        }
+        if (r < 0 && c->result.error == 0)
+                c->result.error = r;
+        uv_poll_stop(h);
+        uv_close((uv_handle_t *)h, child_poll_on_close);
+        child_exited(c, exit_status, term_signal);
 }
 
 static void child_on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -265,12 +317,78 @@ static void child_stream_start(ChildStream *s)
         }
 }
 
-static int child_spec_check(const ChildSpec *spec)
+/* How children are started, decided once per process: the best the kernel
+ * accepts, lowered for good the first time it refuses (see child.h). -1 is
+ * not decided yet. */
+static int child_method = -1;
+
+ChildSpawnMethod child_spawn_method(void)
 {
-        if (!spec || !spec->argv || !spec->argv[0] || !spec->argv[0][0])
-                return -EINVAL;
-        if (spec->n_extra_fds > CHILD_EXTRA_FDS_MAX || (spec->n_extra_fds > 0 && !spec->extra_fds))
-                return -EINVAL;
+        const char *force;
+
+        if (child_method < 0) {
+                force = getenv("MURANOAGENT_SPAWN");
+                if (force && streq(force, "fork"))
+                        child_method = CHILD_SPAWN_FORK;
+                else if (force && streq(force, "clone3"))
+                        child_method = CHILD_SPAWN_CLONE3;
+                else
+                        child_method = CHILD_SPAWN_CLONE3_CGROUP;
+        }
+        return (ChildSpawnMethod)child_method;
+}
+
+void child_spawn_method_limit(ChildSpawnMethod m)
+{
+        if (m < child_spawn_method())
+                child_method = m;
+}
+
+void child_spawn_method_reset(void)
+{
+        child_method = -1;
+}
+
+/* Start the program with clone3() and watch its pidfd. Returns 0 when it
+ * runs, a CHILD_LAUNCH_* refusal, or a negative errno (a spawn error). */
+static int child_start_clone3(Child *c, const ChildSpec *spec, int out_fd, int err_fd)
+{
+        ChildLaunch l = {
+                .argv = spec->argv,
+                .envp = spec->envp ? spec->envp : environ,
+                .cwd = spec->cwd,
+                .n_fds = 3 + spec->n_extra_fds,
+                .cgroup_fd = spec->cgroup_fd > 0 ? spec->cgroup_fd : -1,
+                .pre_exec = spec->pre_exec,
+                .exec_failed = spec->exec_failed,
+                .exec_data = spec->exec_data,
+        };
+        int r;
+
+        l.fds[0] = -1;
+        l.fds[1] = out_fd >= 0 ? out_fd : spec->passthrough_fd > 0 ? spec->passthrough_fd : -1;
+        l.fds[2] = err_fd >= 0 ? err_fd : spec->passthrough_fd > 0 ? spec->passthrough_fd : -1;
+        for (size_t i = 0; i < spec->n_extra_fds; i++)
+                l.fds[3 + i] = spec->extra_fds[i];
+        r = child_launch(&l, &c->pid, &c->pidfd);
+        if (r != 0)
+                return r;
+        uv_poll_init(c->loop, &c->exit_poll, c->pidfd);
+        c->exit_poll.data = c;
+        c->poll_handle = true;
+        c->handles++;
+        r = uv_poll_start(&c->exit_poll, UV_READABLE, child_on_pidfd);
+        if (r < 0) {
+                /* Without a watch the exit would never be seen: end the
+                 * child at once and reap it here. */
+                int status, sig;
+
+                (void)kill(-c->pid, SIGKILL);
+                (void)child_launch_reap(c->pidfd, c->pid, true, &status, &sig);
+                uv_close((uv_handle_t *)&c->exit_poll, child_poll_on_close);
+                c->pid = 0;
+                return child_errno_from_uv(r);
+        }
         return 0;
 }
 
@@ -288,6 +406,73 @@ static uv_stdio_container_t child_stdio(const ChildSpec *spec, int write_fd)
                 s.data.fd = spec->passthrough_fd;
         }
         return s;
+}
+
+/* The fallback for kernels without clone3: libuv forks and execs. */
+static int child_start_uv(Child *c, const ChildSpec *spec, int out_fd, int err_fd)
+{
+        uv_process_options_t opts = {0};
+        uv_stdio_container_t stdio[3 + CHILD_EXTRA_FDS_MAX];
+        int r;
+
+        stdio[0] = (uv_stdio_container_t){.flags = UV_IGNORE};
+        stdio[1] = child_stdio(spec, out_fd);
+        stdio[2] = child_stdio(spec, err_fd);
+        for (size_t i = 0; i < spec->n_extra_fds; i++)
+                stdio[3 + i] = (uv_stdio_container_t){
+                        .flags = UV_INHERIT_FD,
+                        .data.fd = spec->extra_fds[i],
+                };
+        opts.exit_cb = child_on_exit;
+        opts.file = spec->argv[0];
+        opts.args = (char **)spec->argv;
+        opts.env = (char **)spec->envp;
+        opts.cwd = spec->cwd;
+        opts.flags = UV_PROCESS_DETACHED;
+        opts.stdio_count = 3 + (int)spec->n_extra_fds;
+        opts.stdio = stdio;
+        c->process_handle = true;
+        c->handles++;
+        r = child_errno_from_uv(uv_spawn(c->loop, &c->process, &opts));
+        c->process.data = c;
+        if (r == 0)
+                c->pid = c->process.pid;
+        return r;
+}
+
+/* child_start(): the kernel refused what the spec needs; nothing ran. */
+#define CHILD_START_REFUSED 1
+
+/* Start the program by the best method the kernel accepts. Returns 0, a
+ * negative errno (a spawn error), or CHILD_START_REFUSED when the spec
+ * needs what the kernel just refused (a cgroup, or the hooks without
+ * clone3); child_spawn_method() has been lowered then. */
+static int child_start(Child *c, const ChildSpec *spec, int out_fd, int err_fd)
+{
+        int r;
+
+        if (child_spawn_method() != CHILD_SPAWN_FORK) {
+                r = child_start_clone3(c, spec, out_fd, err_fd);
+                if (r == CHILD_LAUNCH_NO_CGROUP) {
+                        child_spawn_method_limit(CHILD_SPAWN_CLONE3);
+                        return CHILD_START_REFUSED;
+                }
+                if (r != CHILD_LAUNCH_NO_CLONE3)
+                        return r;
+                child_spawn_method_limit(CHILD_SPAWN_FORK);
+                if (spec->pre_exec || spec->exec_failed)
+                        return CHILD_START_REFUSED;
+        }
+        return child_start_uv(c, spec, out_fd, err_fd);
+}
+
+static int child_spec_check(const ChildSpec *spec)
+{
+        if (!spec || !spec->argv || !spec->argv[0] || !spec->argv[0][0])
+                return -EINVAL;
+        if (spec->n_extra_fds > CHILD_EXTRA_FDS_MAX || (spec->n_extra_fds > 0 && !spec->extra_fds))
+                return -EINVAL;
+        return 0;
 }
 
 /* Initialise the stream's pipe handle on the read end, which it then owns.
@@ -317,12 +502,41 @@ static void child_timer_init(Child *c, uv_timer_t *t)
         c->handles++;
 }
 
+/* Undo a spawn that was refused before anything ran (-EOPNOTSUPP): close
+ * what was opened and free the Child without a report. */
+static void child_abandon_closed(Child *c)
+{
+        if (--c->handles == 0)
+                child_free(c);
+}
+
+static void child_abandon_on_close(uv_handle_t *h)
+{
+        child_abandon_closed(h->data);
+}
+
+static void child_abandon_stream_on_close(uv_handle_t *h)
+{
+        ChildStream *s = h->data;
+
+        child_abandon_closed(s->child);
+}
+
+static void child_abandon(Child *c)
+{
+        uv_close((uv_handle_t *)&c->timeout_timer, child_abandon_on_close);
+        uv_close((uv_handle_t *)&c->kill_timer, child_abandon_on_close);
+        uv_close((uv_handle_t *)&c->eof_timer, child_abandon_on_close);
+        if (c->out.open)
+                uv_close((uv_handle_t *)&c->out.pipe, child_abandon_stream_on_close);
+        if (c->err.open)
+                uv_close((uv_handle_t *)&c->err.pipe, child_abandon_stream_on_close);
+}
+
 int child_spawn(uv_loop_t *loop, const ChildSpec *spec, child_done_cb done, void *userdata,
                 Child **ret)
 {
         int pout[2] = {-1, -1}, perr[2] = {-1, -1};
-        uv_process_options_t opts = {0};
-        uv_stdio_container_t stdio[3 + CHILD_EXTRA_FDS_MAX];
         Child *c;
         int r;
 
@@ -331,14 +545,19 @@ int child_spawn(uv_loop_t *loop, const ChildSpec *spec, child_done_cb done, void
                 return r;
         if (!loop || !done)
                 return -EINVAL;
+        if (spec->cgroup_fd > 0 && child_spawn_method() != CHILD_SPAWN_CLONE3_CGROUP)
+                return -EOPNOTSUPP;
+        if ((spec->pre_exec || spec->exec_failed) && child_spawn_method() == CHILD_SPAWN_FORK)
+                return -EOPNOTSUPP;
 
         /* Everything that can fail without leaving a handle behind comes
          * first, so that an error here means nothing on the loop. The pipes
-         * are close-on-exec: libuv dup2()s the write ends onto 1 and 2 in the
-         * child, which clears the flag on the copies only. */
+         * are close-on-exec: the child dup2()s the write ends onto 1 and 2,
+         * which clears the flag on the copies only. */
         c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
+        c->pidfd = -1;
         if ((spec->capture_stdout && pipe2(pout, O_CLOEXEC) < 0) ||
             (spec->capture_stderr && pipe2(perr, O_CLOEXEC) < 0)) {
                 r = -errno;
@@ -370,33 +589,18 @@ int child_spawn(uv_loop_t *loop, const ChildSpec *spec, child_done_cb done, void
                 else
                         closep(&perr[0]); /* never handed to a pipe handle */
         }
-
-        if (r == 0) {
-                stdio[0] = (uv_stdio_container_t){.flags = UV_IGNORE};
-                stdio[1] = child_stdio(spec, pout[1]);
-                stdio[2] = child_stdio(spec, perr[1]);
-                for (size_t i = 0; i < spec->n_extra_fds; i++)
-                        stdio[3 + i] = (uv_stdio_container_t){
-                                .flags = UV_INHERIT_FD,
-                                .data.fd = spec->extra_fds[i],
-                        };
-                opts.exit_cb = child_on_exit;
-                opts.file = spec->argv[0];
-                opts.args = (char **)spec->argv;
-                opts.env = (char **)spec->envp;
-                opts.cwd = spec->cwd;
-                opts.flags = UV_PROCESS_DETACHED;
-                opts.stdio_count = 3 + (int)spec->n_extra_fds;
-                opts.stdio = stdio;
-                c->process_handle = true;
-                c->handles++;
-                r = child_errno_from_uv(uv_spawn(loop, &c->process, &opts));
-                c->process.data = c;
-        }
+        if (r == 0)
+                r = child_start(c, spec, pout[1], perr[1]);
         /* The child has its copies of the write ends, or never will. */
         closep(&pout[1]);
         closep(&perr[1]);
 
+        if (r == CHILD_START_REFUSED) {
+                /* Nothing ran and nothing will be reported: the caller
+                 * joins the cgroup another way and spawns again. */
+                child_abandon(c);
+                return -EOPNOTSUPP;
+        }
         if (r < 0) {
                 /* The program never ran: report it from the loop, like any
                  * other end, once the handles are closed. */
@@ -429,7 +633,7 @@ void child_cancel(Child *c)
 
 pid_t child_get_pid(const Child *c)
 {
-        return c && !c->result.spawn_error ? c->process.pid : 0;
+        return c && !c->result.spawn_error ? c->pid : 0;
 }
 
 int child_result_exit_code(const ChildResult *r)

@@ -1,9 +1,20 @@
 /* One child process on the libuv loop. The module spawns an exact argv in an
- * exact environment and directory, reads its stdout and stderr through
- * pipes into bounded captures, ends it on a timeout or on request, and
- * reports once, when it is over. It knows nothing of plans or of the
- * sandbox: in production the argv is the sandbox helper's, followed by the
- * script's command line.
+ * exact environment and directory, optionally inside a cgroup v2, reads its
+ * stdout and stderr through pipes into bounded captures, ends it on a
+ * timeout or on request, and reports once, when it is over. It knows
+ * nothing of plans or of the sandbox: in production the argv is the sandbox
+ * helper's, followed by the script's command line, or the script's alone
+ * with the sandbox's steps as the pre_exec hook (sandbox/sandbox-direct.h).
+ *
+ * How: clone3() with fork semantics, CLONE_PIDFD, and CLONE_INTO_CGROUP when
+ * the spec names a cgroup, so the child is inside the run's cgroup from its
+ * first instruction (moving it there later makes the kernel wait for an RCU
+ * grace period, ~12 ms). The loop polls the pidfd and reaps the child with
+ * waitid(P_PIDFD): no SIGCHLD handler, nobody else's children touched. A
+ * kernel that refuses clone3 (ENOSYS, EPERM: before 5.3, or a seccomp
+ * policy) gets libuv's uv_spawn() instead, and one that refuses
+ * CLONE_INTO_CGROUP (before 5.7) gets clone3 without it; either is decided
+ * once, at the first refusal, and child_spawn_method() tells which.
  *
  * A child is over only when both halves of its end have arrived (as in tmux's
  * job.c): libuv's exit callback for the direct child, and end of file on
@@ -17,26 +28,31 @@
  *
  * Ending a child (a timeout or child_cancel()) sends SIGTERM to its process
  * group and through the optional kill_tree hook, then SIGKILL kill_grace_ms
- * later. The child runs in its own session (UV_PROCESS_DETACHED makes it a
- * session and group leader before exec), so its process group id is its
- * pid. Once an end has begun, the child is over only after SIGKILL went out,
- * unless the process group is already empty when the rest has arrived: then
- * the SIGKILL goes to the hook alone, at once. No process of a timed-out or
+ * later. The child runs in its own session (it calls setsid() before
+ * exec), so its process group id is its pid. Once an end has begun, the
+ * child is over only after SIGKILL went out, unless the process group is
+ * already empty when the rest has arrived: then the SIGKILL goes to the hook
+ * alone, at once. No process of a timed-out or
  * cancelled child outlives it, except one that left the process group and
  * is outside what the hook kills.
  *
- * What the child gets: stdin is /dev/null (libuv opens it in the child);
- * stdout and stderr are pipes (real pipes, not libuv's socketpairs, because
- * scripts write to /dev/stdout and /dev/stderr, which cannot be opened on a
- * socket), or the agent's passthrough descriptor, or /dev/null. libuv 1.44
- * resets signals 1 to 31 to SIG_DFL and empties the signal mask in the
- * child before exec, so SIGPIPE is at its default as the reference made it.
- * Every other descriptor of the agent is close-on-exec.
+ * What the child gets: stdin is /dev/null (opened in the child); stdout and
+ * stderr are pipes (real pipes, not socketpairs, because scripts write to
+ * /dev/stdout and /dev/stderr, which cannot be opened on a socket), or the
+ * agent's passthrough descriptor, or /dev/null; the extra descriptors as 3,
+ * 4, ... Every signal is reset to SIG_DFL and the signal mask emptied before
+ * exec, so SIGPIPE is at its default as the reference made it. No other
+ * descriptor reaches the program: the child marks all the others
+ * close-on-exec, also those the agent's own parent left inheritable (with
+ * the uv_spawn() fallback those few pass, as libuv leaves them). An exec or
+ * working directory failure comes back through a close-on-exec error pipe
+ * as spawn_error, before child_spawn() returns.
  *
  * Memory: handle memory is freed only in libuv's close callbacks. The Child
  * frees itself after its done callback has returned, so a loop whose
- * children have all reported closes cleanly. No waitpid of our own and no
- * SIGCHLD handler: libuv reaps. */
+ * children have all reported closes cleanly. No waitpid(-1) and no SIGCHLD
+ * handler: the pidfd names the one child to reap (libuv reaps its own in
+ * the fallback). */
 #pragma once
 
 #include <stdbool.h>
@@ -94,6 +110,22 @@ typedef struct ChildSpec {
          * kill of its process group. Must stay valid until done. */
         void (*kill_tree)(void *userdata, int sig);
         void *kill_userdata;
+        /* A cgroup v2 directory, opened (O_RDONLY | O_DIRECTORY), that the
+         * child starts in; borrowed, read during child_spawn() only. 0 or
+         * less means none, so a zeroed spec starts in the agent's cgroup. */
+        int cgroup_fd;
+        /* Optional, for the sandbox's own steps (sandbox-direct.c): called
+         * in the child right before the program is executed, after the
+         * steps above (session, descriptors, working directory, signals).
+         * It runs in a copy of a multithreaded process, so it may only make
+         * async-signal-safe calls on memory prepared before child_spawn().
+         * To fail, it reports as it likes and calls _exit(). */
+        void (*pre_exec)(void *data);
+        /* Optional: called in the child, instead of reporting spawn_error,
+         * with the errno when the program cannot be executed; must _exit().
+         * Same rules as pre_exec. */
+        void (*exec_failed)(void *data, int err);
+        void *exec_data;
 } ChildSpec;
 
 typedef struct ChildOutput {
@@ -120,12 +152,38 @@ typedef struct ChildResult {
  * NULL); everything else, the Child included, is freed when it returns. */
 typedef void (*child_done_cb)(Child *c, ChildResult *r, void *userdata);
 
+/* How child_spawn() starts programs, best first. Each process starts with
+ * the best and lowers it for good the first time the kernel refuses.
+ * pre_exec and exec_failed need clone3: with CHILD_SPAWN_FORK,
+ * child_spawn() refuses a spec with them (-EOPNOTSUPP), and the caller
+ * starts a separate program instead. */
+typedef enum ChildSpawnMethod {
+        CHILD_SPAWN_FORK = 0,          /* uv_spawn(): no clone3; a cgroup_fd is refused */
+        CHILD_SPAWN_CLONE3 = 1,        /* clone3() without CLONE_INTO_CGROUP; idem */
+        CHILD_SPAWN_CLONE3_CGROUP = 2, /* clone3(), into spec->cgroup_fd when given */
+} ChildSpawnMethod;
+
+/* The method in use. The first call reads $MURANOAGENT_SPAWN, a switch for
+ * tests: "clone3" starts at CHILD_SPAWN_CLONE3, "fork" at CHILD_SPAWN_FORK,
+ * as if the kernel had refused the better ones. */
+ChildSpawnMethod child_spawn_method(void);
+
+/* For tests: lower the method to m (never raise it), or forget it so that
+ * the next call decides again. */
+void child_spawn_method_limit(ChildSpawnMethod m);
+void child_spawn_method_reset(void);
+
 /* Start the program of spec on loop. Returns 0 and, when ret is not NULL,
  * the Child in *ret, valid until done returns; done is then called exactly
  * once, also when the program could not be started (spawn_error). Returns
  * -EINVAL for a spec without a program or with too many extra_fds, -ENOMEM,
  * or another negative errno when the pipes cannot be made; then done is
- * never called and nothing is left on the loop. */
+ * never called and nothing is left on the loop. Returns -EOPNOTSUPP, also
+ * with done never called, when spec->cgroup_fd is given and the kernel
+ * cannot start a process inside a cgroup (child_spawn_method() is then
+ * below CHILD_SPAWN_CLONE3_CGROUP): the caller moves the child into the
+ * cgroup another way and spawns again without cgroup_fd. The same for a spec
+ * with pre_exec or exec_failed when the method is CHILD_SPAWN_FORK. */
 int child_spawn(uv_loop_t *loop, const ChildSpec *spec, child_done_cb done, void *userdata,
                 Child **ret);
 

@@ -12,6 +12,7 @@
 
 #include "log/log.h"
 #include "runner/runner-internal.h"
+#include "sandbox/sandbox-direct.h"
 #include "sandbox/sandbox.h"
 #include "util/strbuf.h"
 
@@ -160,6 +161,77 @@ static void runner_on_child_done(Child *c, ChildResult *cr, void *userdata)
         runner_request_finish(job, 0);
 }
 
+/* The run's cgroup v2 directory, opened for child_spawn() to start the
+ * script inside it (no move afterwards, so no RCU grace period to wait
+ * for), or -1: no cgroup, v1 (joined by the helper, one per controller), a
+ * kernel that cannot, or a directory that does not open (the helper then
+ * joins it and reports what is wrong). */
+static int open_spawn_cgroup(const RunnerJob *job)
+{
+        /* The method is the process's, so the note about it is too. */
+        static bool fallback_logged;
+        const char *const *dirs;
+        size_t n = 0;
+
+        if (!job->cg_run || cgroup_version(job->runner->cgroup) != CGROUP_VERSION_2)
+                return -1;
+        if (child_spawn_method() != CHILD_SPAWN_CLONE3_CGROUP) {
+                if (!fallback_logged)
+                        log_info(job->id, "scripts cannot be started inside their cgroup "
+                                          "(clone3 with CLONE_INTO_CGROUP is refused); the "
+                                          "sandbox helper joins each run's cgroup instead");
+                fallback_logged = true;
+                return -1;
+        }
+        dirs = cgroup_run_dirs(job->cg_run, &n);
+        if (n != 1)
+                return -1;
+        return open(dirs[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* Build the command of run and spawn it, with the sandbox's steps as the
+ * child's hooks when no helper is needed. Returns child_spawn()'s answer
+ * (-EOPNOTSUPP: the kernel refused what the spec needs), or the builder's
+ * error. */
+static int spawn_built(RunnerJob *job, const SandboxRun *run, int cgroup_fd, int status_w)
+{
+        Runner *r = job->runner;
+        const ProcRequest *req = job->req;
+        const struct ConfigSandbox *sb = &r->cfg->sandbox;
+        _cleanup_(sandbox_command_freep) SandboxCommand *cmd = NULL;
+        _cleanup_(sandbox_direct_freep) SandboxDirect *direct = NULL;
+        ChildSpec spec = {0};
+        int rc;
+
+        rc = sandbox_build(sb, run, &cmd);
+        if (rc == 0 && cmd->in_process)
+                rc = sandbox_direct_new(sb, run, &direct);
+        if (rc < 0)
+                return rc;
+        spec.argv = cmd->argv;
+        spec.envp = cmd->envp;
+        spec.cwd = sb->enabled ? NULL : req->cwd;
+        spec.capture_stdout = req->capture_stdout;
+        spec.capture_stderr = req->capture_stderr;
+        spec.passthrough_fd = STDERR_FILENO;
+        spec.extra_fds = sb->enabled ? &status_w : NULL;
+        spec.n_extra_fds = sb->enabled ? 1 : 0;
+        spec.output_limit = r->cfg->agent.output_limit;
+        spec.timeout_ms = (uint64_t)r->cfg->agent.script_timeout * 1000;
+        spec.kill_grace_ms = (uint64_t)r->cfg->agent.kill_grace * 1000;
+        spec.kill_tree = runner_kill_tree;
+        spec.kill_userdata = job;
+        spec.cgroup_fd = cgroup_fd;
+        if (direct) {
+                /* Read by the child only, and only until child_spawn()
+                 * returns: the program runs by then, or never will. */
+                spec.pre_exec = sandbox_direct_pre_exec;
+                spec.exec_failed = sandbox_direct_exec_failed;
+                spec.exec_data = direct;
+        }
+        return child_spawn(r->loop, &spec, runner_on_child_done, job, &job->child);
+}
+
 /* Build the command through the sandbox builder and spawn it. Returns 0
  * when the child runs (its done callback finishes the request), or fills
  * the failure itself and returns a negative errno. */
@@ -168,12 +240,11 @@ static int runner_proc_spawn(RunnerJob *job)
         Runner *r = job->runner;
         const ProcRequest *req = job->req;
         const struct ConfigSandbox *sb = &r->cfg->sandbox;
-        _cleanup_(sandbox_command_freep) SandboxCommand *cmd = NULL;
         _cleanup_free_ char *summary = NULL;
         const char *writable[1];
         int status_pipe[2] = {-1, -1};
+        _cleanup_close_ int cgroup_fd = -1;
         SandboxRun run = {0};
-        ChildSpec spec = {0};
         int rc;
 
         job->cg_events_logged = false;
@@ -203,26 +274,22 @@ static int runner_proc_spawn(RunnerJob *job)
         run.status_fd = sb->enabled ? 3 : -1; /* extra_fds[0] arrives as fd 3 */
         run.command = req->argv;
 
-        rc = sandbox_build(sb, &run, &cmd);
-        if (rc == 0 && sandbox_describe(sb, &run, &summary) == 0)
-                log_info(job->id, "%s: %s", req->what, summary);
-        if (rc == 0) {
-                spec.argv = cmd->argv;
-                spec.envp = cmd->envp;
-                spec.cwd = sb->enabled ? NULL : req->cwd;
-                spec.capture_stdout = req->capture_stdout;
-                spec.capture_stderr = req->capture_stderr;
-                spec.passthrough_fd = STDERR_FILENO;
-                spec.extra_fds = sb->enabled ? &status_pipe[1] : NULL;
-                spec.n_extra_fds = sb->enabled ? 1 : 0;
-                spec.output_limit = r->cfg->agent.output_limit;
-                spec.timeout_ms = (uint64_t)r->cfg->agent.script_timeout * 1000;
-                spec.kill_grace_ms = (uint64_t)r->cfg->agent.kill_grace * 1000;
-                spec.kill_tree = runner_kill_tree;
-                spec.kill_userdata = job;
-                rc = child_spawn(r->loop, &spec, runner_on_child_done, job, &job->child);
+        /* Each -EOPNOTSUPP lowers child_spawn_method() for good (a cgroup
+         * at the spawn, then clone3 itself), so this ends after at most two
+         * refusals, and only the agent's first script ever sees one. */
+        cgroup_fd = open_spawn_cgroup(job);
+        for (int attempt = 0;; attempt++) {
+                run.cgroups_at_spawn = cgroup_fd >= 0;
+                run.force_helper = child_spawn_method() == CHILD_SPAWN_FORK;
+                rc = spawn_built(job, &run, cgroup_fd, status_pipe[1]);
+                if (rc != -EOPNOTSUPP || attempt == 2)
+                        break;
+                closep(&cgroup_fd);
+                cgroup_fd = open_spawn_cgroup(job);
         }
-        /* The helper holds the write end now; ours must go, or reading the
+        if (sandbox_describe(sb, &run, &summary) == 0)
+                log_info(job->id, "%s: %s", req->what, summary);
+        /* The child holds the write end now; ours must go, or reading the
          * status line would wait for ourselves. */
         if (status_pipe[1] >= 0)
                 close(status_pipe[1]);

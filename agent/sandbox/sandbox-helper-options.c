@@ -86,38 +86,17 @@ static const struct {
 
 int helper_status_fd = -1;
 
-static void write_ignoring_errors(int fd, const void *buf, size_t n)
-{
-        ssize_t r = write(fd, buf, n);
-
-        (void)r;
-}
-
+/* The line itself is written by the code the agent's own child uses too
+ * (sandbox-steps.c), so both say a failure the same way. */
 void helper_exit(int code, int err, const char *fmt, ...)
 {
-        char line[SANDBOX_STATUS_MAX];
-        size_t n = sizeof(SANDBOX_STATUS_PREFIX) - 1, max = sizeof(line) - 1;
+        SandboxStepError e = {.err = err};
         va_list ap;
-        int r;
 
-        /* A reader that went away must not turn our exit into SIGPIPE. */
-        signal(SIGPIPE, SIG_IGN);
-        memcpy(line, SANDBOX_STATUS_PREFIX, n);
         va_start(ap, fmt);
-        r = vsnprintf(line + n, max - n, fmt, ap);
+        (void)vsnprintf(e.what, sizeof(e.what), fmt, ap);
         va_end(ap);
-        n = r < 0 ? n : n + (size_t)r < max ? n + (size_t)r : max;
-        if (err != 0) {
-                r = snprintf(line + n, max - n, ": %s", strerror(err));
-                n = r < 0 ? n : n + (size_t)r < max ? n + (size_t)r : max;
-        }
-        line[n++] = '\n';
-        /* One write each, so that a reader sees the whole line at once. A
-         * failed write cannot be reported anywhere else. */
-        if (helper_status_fd >= 0)
-                write_ignoring_errors(helper_status_fd, line, n);
-        write_ignoring_errors(STDERR_FILENO, line, n);
-        _exit(code);
+        sandbox_steps_fail(helper_status_fd, code, &e);
 }
 
 static void usage(void)

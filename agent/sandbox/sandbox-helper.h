@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <sys/resource.h>
 
+#include "sandbox-steps.h"
+
 #define helper_printf_(a, b) __attribute__((format(printf, a, b)))
 #define helper_noreturn_     __attribute__((noreturn))
 
@@ -29,11 +31,7 @@ typedef struct HelperOptions {
         const char *chdir;
         char **env; /* NULL-terminated; the whole environment of PROGRAM */
         size_t n_env;
-        struct {
-                int resource; /* RLIMIT_* */
-                const char *name;
-                rlim_t value; /* soft and hard */
-        } rlimits[HELPER_MAX_RLIMITS];
+        SandboxRlimit rlimits[HELPER_MAX_RLIMITS];
         size_t n_rlimits;
         bool no_new_privs;
         bool die_with_parent;

@@ -221,7 +221,7 @@ static int build_helper_argv(const struct ConfigSandbox *cfg, const SandboxRun *
                 return r;
         if (run->status_fd >= 0 && (r = strvec_pushf(argv, "--status-fd=%d", run->status_fd)) < 0)
                 return r;
-        for (size_t i = 0; i < run->n_cgroups; i++)
+        for (size_t i = 0; !run->cgroups_at_spawn && i < run->n_cgroups; i++)
                 if ((r = strvec_pushf(argv, "--cgroup=%s", run->cgroups[i])) < 0)
                         return r;
         for (size_t i = 0; i < ELEMENTSOF(namespaces); i++)
@@ -253,15 +253,36 @@ static int build_helper_argv(const struct ConfigSandbox *cfg, const SandboxRun *
         return strvec_push(argv, "--");
 }
 
+bool sandbox_uses_helper(const struct ConfigSandbox *cfg, const SandboxRun *run)
+{
+        if (!cfg->enabled)
+                return false;
+        if (run->force_helper || (run->n_cgroups > 0 && !run->cgroups_at_spawn))
+                return true;
+        for (size_t i = 0; i < ELEMENTSOF(namespaces); i++)
+                if (namespace_on(cfg, i))
+                        return true;
+        return false;
+}
+
 int sandbox_build(const struct ConfigSandbox *cfg, const SandboxRun *run, SandboxCommand **ret)
 {
+        bool in_process = cfg->enabled && !sandbox_uses_helper(cfg, run);
         _cleanup_(strvec_done) StrVec argv = {0}, envp = {0};
         _cleanup_(sandbox_command_freep) SandboxCommand *c = NULL;
         int r;
 
         if (!run->command || !run->command[0] || (cfg->enabled && !run->helper))
                 return -EINVAL;
-        if (cfg->enabled) {
+        if (in_process) {
+                _cleanup_(strv_freep) char **env = NULL;
+
+                if ((r = sandbox_environment(cfg, run->agent_env, run->home, &env)) < 0)
+                        return r;
+                for (size_t i = 0; env[i]; i++)
+                        if ((r = strvec_push(&envp, env[i])) < 0)
+                                return r;
+        } else if (cfg->enabled) {
                 if ((r = build_helper_argv(cfg, run, &argv)) < 0)
                         return r;
         } else {
@@ -279,6 +300,7 @@ int sandbox_build(const struct ConfigSandbox *cfg, const SandboxRun *run, Sandbo
                 return -ENOMEM;
         if ((r = strvec_steal(&argv, &c->argv)) < 0 || (r = strvec_steal(&envp, &c->envp)) < 0)
                 return r;
+        c->in_process = in_process;
         *ret = TAKE_PTR(c);
         return 0;
 }
@@ -345,6 +367,9 @@ int sandbox_describe(const struct ConfigSandbox *cfg, const SandboxRun *run, cha
                 r = sandbox_environment(cfg, run->agent_env, run->home, &env);
         for (size_t i = 0; r >= 0 && env[i]; i++)
                 r = strbuf_printf(&b, "%s%.*s", i ? "," : "", (int)strcspn(env[i], "="), env[i]);
+        if (r >= 0)
+                r = strbuf_puts(&b, sandbox_uses_helper(cfg, run) ? " path=helper"
+                                                                  : " path=in-process");
         if (r < 0)
                 return r;
         return strbuf_steal(&b, ret);

@@ -7,6 +7,7 @@
  * this header and live in sandbox-system.c. docs/sandbox.md has the rest. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "config/config.h"
@@ -30,30 +31,48 @@ typedef struct SandboxRun {
         size_t n_writable;
         const char *const *cgroups; /* cgroup directories to join, from cgroup_run_dirs() */
         size_t n_cgroups;
+        bool cgroups_at_spawn;        /* the spawn starts the helper inside cgroups[] already
+                                       * (clone3 with CLONE_INTO_CGROUP): no --cgroup */
         const char *const *agent_env; /* the agent's environ, NULL-terminated; NULL = empty */
         const char *home;             /* HOME for the script; NULL = SANDBOX_DEFAULT_HOME */
         int status_fd;                /* where the helper writes its status line; -1 = none */
+        bool force_helper;            /* use the helper even where the in-process path would do */
         const char *const *command;   /* program and arguments, NULL-terminated, not empty */
 } SandboxRun;
 
 /* What to execute: argv[0] is the program (the helper, or with the sandbox
  * off the command itself), and envp its whole environment. */
 typedef struct SandboxCommand {
-        char **argv; /* owned, NULL-terminated */
-        char **envp; /* owned, NULL-terminated */
+        char **argv;     /* owned, NULL-terminated */
+        char **envp;     /* owned, NULL-terminated */
+        bool in_process; /* no helper: argv is the command and envp its clean environment,
+                          * and the agent's child applies the steps itself
+                          * (sandbox_direct_new() in sandbox-direct.h) */
 } SandboxCommand;
 
-/* Build the command for one run. With cfg->enabled the result is
+/* Whether the run needs the helper as a separate program: a namespace (and
+ * so the mounts), a cgroup to join (v1, or v2 on a kernel that cannot start
+ * a process inside it), or run->force_helper. Everything else (rlimits,
+ * no_new_privs, user and group, environment, working directory, the status
+ * line) the agent's child applies itself, with the same code
+ * (sandbox-steps.c). False when the sandbox is off. */
+bool sandbox_uses_helper(const struct ConfigSandbox *cfg, const SandboxRun *run);
+
+/* Build the command for one run. With cfg->enabled and
+ * sandbox_uses_helper() the result is
  *   helper --die-with-parent [--status-fd N] [--cgroup DIR]... [--unshare-*]...
  *   [--private-tmp --read-only / --writable DIR...] [--rlimit-* N]...
  *   [--user U --group G] [--no-new-privs] [--chdir DIR] --env NAME=VALUE... -- command...
  * with an empty envp: the script's environment travels in --env, computed by
  * sandbox_environment(). --user and --group are left out when both name
  * root: the agent runs as root, so the script keeps its identity, as in the
- * reference. Without cfg->enabled the command is run as the reference runs
- * it: argv is the command and envp the agent's whole environment.
- * Returns 0 or -ENOMEM, or -EINVAL when run->command or run->helper is
- * missing. *ret is written only on success. */
+ * reference. --cgroup is left out when run->cgroups_at_spawn says the
+ * agent started the helper inside the run's cgroup. With cfg->enabled but
+ * no need for the helper, argv is the command, envp the clean environment
+ * and in_process is set. Without cfg->enabled the command is run as the
+ * reference runs it: argv is the command and envp the agent's whole environment. Returns 0 or
+ * -ENOMEM, or -EINVAL when run->command or run->helper is missing. *ret is written only on success.
+ */
 int sandbox_build(const struct ConfigSandbox *cfg, const SandboxRun *run, SandboxCommand **ret);
 
 SandboxCommand *sandbox_command_free(SandboxCommand *c);
@@ -66,10 +85,11 @@ DEFINE_CLEANUP(SandboxCommand, sandbox_command_free)
 int sandbox_environment(const struct ConfigSandbox *cfg, const char *const *agent_env,
                         const char *home, char ***ret);
 
-/* One line for the log naming the features sandbox_build() applies, such as
- * "sandbox: user=root group=root no_new_privs rlimits=nofile:1024,core:0
- * namespaces=mount,pid mounts=read-only:/,private-tmp,writable:2 cgroups=2
- * env=PATH,HOME,LANG". Environment values are never shown: a proxy setting may
+/* One line for the log naming the features sandbox_build() applies, and
+ * which path applies them, such as "sandbox: user=root group=root
+ * no_new_privs rlimits=nofile:1024,core:0 namespaces=mount,pid
+ * mounts=read-only:/,private-tmp,writable:2 cgroups=2 env=PATH,HOME,LANG
+ * path=helper" (or "path=in-process"). Environment values are never shown: a proxy setting may
  * hold a password. Returns 0 or -ENOMEM. */
 int sandbox_describe(const struct ConfigSandbox *cfg, const SandboxRun *run, char **ret);
 
