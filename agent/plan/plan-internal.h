@@ -31,6 +31,43 @@ int plan_check_text(const char *data, size_t len, const PlanLimits *lim, PlanErr
 /* The nesting limit in force for lim (NULL = defaults). */
 unsigned plan_max_depth(const PlanLimits *lim);
 
+/* A string's text shorter than this goes through jansson as it is; a longer
+ * run without escapes is kept away from it (plan-json-runs.c). */
+#define PLAN_JSON_LONG_RUN ((size_t)64 * 1024)
+
+/* plan_parse_json() with the threshold as a parameter, for tests and the
+ * bench: runs of at least min_run bytes (>= 1; SIZE_MAX: none, the plain
+ * parse) are kept away from jansson. *ret_runs, when not NULL, gets how
+ * many were (0 when the plain parse decided). */
+int plan_parse_json_runs(const char *data, size_t len, const PlanLimits *lim, size_t min_run,
+                         json_t **ret, size_t *ret_runs, PlanError *err);
+
+/* Runs of string text, as byte offsets into the plan. */
+typedef struct PlanRun {
+        size_t start, len;
+} PlanRun;
+
+typedef struct PlanRuns {
+        PlanRun *run;
+        size_t n, cap;
+} PlanRuns;
+
+void plan_runs_clear(PlanRuns *runs);
+int plan_runs_add(PlanRuns *runs, size_t start, size_t len);
+
+/* True when text has no control character (below 0x20), which a JSON
+ * string may not hold raw. */
+bool plan_runs_plain(const char *text, size_t len);
+
+/* A copy of data in which every run is replaced by its placeholder, NUL-
+ * terminated. Returns 0 or -ENOMEM. */
+int plan_runs_stand_in(const char *data, size_t len, const PlanRuns *runs, char **ret,
+                       size_t *ret_len);
+
+/* Replace the placeholders in doc's strings with the runs of data. Returns
+ * 0, 1 when some placeholder was not found exactly once, or -ENOMEM. */
+int plan_runs_restore(json_t *doc, const char *data, const PlanRuns *runs);
+
 /* A FormatVersion parsed as semantic_version.Version parses it: strict
  * MAJOR.MINOR.PATCH[-prerelease][+build]. The parts point into text. */
 typedef struct PlanVersion {

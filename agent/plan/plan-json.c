@@ -4,7 +4,12 @@
  * becomes the caller's; values reached through json_object_get() and
  * friends are borrowed. jansson's messages are kept for plain syntax errors
  * and replaced by our own wording where the cause is something an operator
- * should hear in plain words (a duplicate key, a NUL, a huge number). */
+ * should hear in plain words (a duplicate key, a NUL, a huge number).
+ *
+ * Long runs of string text skip jansson's lexer (plan-json-runs.c); the
+ * plain parse of the whole text stays the reference, and decides whenever
+ * the shortened text is refused, so that errors and their places are the
+ * plain parse's. */
 #include "plan/plan.h"
 
 #include <errno.h>
@@ -26,10 +31,23 @@ static size_t find_byte(const char *data, size_t from, size_t len, char c)
         return p ? (size_t)(p - data) : len;
 }
 
+/* Whether the string that ended just before i is an object key: the next
+ * byte that is not JSON white space is ':'. */
+static bool is_key(const char *data, size_t i, size_t len)
+{
+        while (i < len && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n'))
+                i++;
+        return i < len && data[i] == ':';
+}
+
 /* jansson would stop at its own depth limit, but only after recursing that
  * deep; a scan of the brackets outside strings is cheap and lets us name
- * the limit and the place. */
-static int check_depth(const char *data, size_t len, unsigned max, PlanError *err)
+ * the limit and the place. The same scan notes the runs of at least
+ * min_run bytes of string text that jansson need not lex (plan-json-runs.c):
+ * between a string's quotes and escapes, without control characters, and
+ * not in an object key (a string followed by ':'). */
+static int scan_text(const char *data, size_t len, unsigned max, size_t min_run, PlanRuns *runs,
+                     PlanError *err)
 {
         bool in_string = false;
         unsigned depth = 0;
@@ -37,25 +55,44 @@ static int check_depth(const char *data, size_t len, unsigned max, PlanError *er
          * found with memchr: a large plan is mostly one long string. Each
          * search starts past the last one found, so the scan stays linear. */
         size_t next_quote = 0, next_backslash = 0;
+        /* Where a run may start (past an escape's \uXXXX digits), and the
+         * number of runs before the current string's. */
+        size_t run_from = 0, runs_before = 0;
+        int r;
 
         for (size_t i = 0; i < len; i++) {
                 char c = data[i];
 
                 if (in_string) {
+                        size_t start, end;
+
                         if (next_quote < i)
                                 next_quote = find_byte(data, i, len, '"');
                         if (next_backslash < i)
                                 next_backslash = find_byte(data, i, len, '\\');
-                        if (next_backslash < next_quote)
+                        start = i > run_from ? i : run_from;
+                        end = next_backslash < next_quote ? next_backslash : next_quote;
+                        if (end < len && start < end && end - start >= min_run &&
+                            plan_runs_plain(data + start, end - start)) {
+                                r = plan_runs_add(runs, start, end - start);
+                                if (r < 0)
+                                        return r;
+                        }
+                        if (next_backslash < next_quote) {
                                 i = next_backslash + 1; /* and the loop skips what it escapes */
-                        else if (next_quote < len) {
+                                run_from = i + (i < len && data[i] == 'u' ? 5 : 1);
+                        } else if (next_quote < len) {
                                 i = next_quote;
                                 in_string = false;
+                                if (runs->n > runs_before && is_key(data, i + 1, len))
+                                        runs->n = runs_before;
                         } else
                                 break;
-                } else if (c == '"')
+                } else if (c == '"') {
                         in_string = true;
-                else if (c == '[' || c == '{') {
+                        run_from = i + 1;
+                        runs_before = runs->n;
+                } else if (c == '[' || c == '{') {
                         if (++depth > max) {
                                 int line, column;
                                 plan_text_position(data, i, &line, &column);
@@ -177,10 +214,37 @@ static const char *kind(const json_t *v)
         }
 }
 
-int plan_parse_json(const char *data, size_t len, const PlanLimits *lim, json_t **ret,
-                    PlanError *err)
+/* The parse with the runs kept away from jansson: 0 with *ret, 1 when the
+ * plain parse must decide (jansson refused the text, or a placeholder went
+ * astray), or -ENOMEM. jansson's errors are not used: positions in the
+ * shortened text would not be the plan's. */
+static int parse_stand_in(const char *data, size_t len, const PlanRuns *runs, json_t **ret)
 {
         _cleanup_json_ json_t *doc = NULL;
+        _cleanup_free_ char *text = NULL;
+        size_t text_len;
+        int r;
+
+        r = plan_runs_stand_in(data, len, runs, &text, &text_len);
+        if (r < 0)
+                return r;
+        doc = json_loadb(text, text_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL,
+                         NULL);
+        if (!doc)
+                return 1;
+        r = plan_runs_restore(doc, data, runs);
+        if (r != 0)
+                return r;
+        *ret = TAKE_PTR(doc);
+        return 0;
+}
+
+int plan_parse_json_runs(const char *data, size_t len, const PlanLimits *lim, size_t min_run,
+                         json_t **ret, size_t *ret_runs, PlanError *err)
+{
+        _cleanup_(plan_runs_clear) PlanRuns runs = {0};
+        _cleanup_json_ json_t *doc = NULL;
+        size_t used = 0;
         json_error_t je;
         int r;
 
@@ -192,20 +256,40 @@ int plan_parse_json(const char *data, size_t len, const PlanLimits *lim, json_t 
         if (len >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0)
                 return plan_error_setf(err, PLAN_CODE_EXCEPTION, 1, 1,
                                        "Plan is not valid JSON: unexpected UTF-8 byte order mark");
-        r = check_depth(data, len, plan_max_depth(lim), err);
+        r = scan_text(data, len, plan_max_depth(lim), min_run ? min_run : 1, &runs, err);
         if (r != 0)
                 return r;
+
+        /* The placeholders are escaped NULs, so the text must have none of
+         * its own (they are refused below, as they always are). */
+        if (runs.n > 0 && !memmem(data, len, "\\u0000", 6)) {
+                r = parse_stand_in(data, len, &runs, &doc);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        used = runs.n;
+        }
 
         /* Duplicate keys are an error here, where Python keeps the last one:
          * two values for one key in a plan is a mistake worth reporting.
          * NUL characters stay refused (no JSON_ALLOW_NUL): every consumer
          * of plan strings (file names, command lines, the Body) is C text. */
-        doc = json_loadb(data, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
-        if (!doc)
-                return translate_error(data, len, &je, err);
+        if (!doc) {
+                doc = json_loadb(data, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+                if (!doc)
+                        return translate_error(data, len, &je, err);
+        }
         if (!json_is_object(doc))
                 return plan_error_setf(err, PLAN_CODE_EXCEPTION, 0, 0,
                                        "Plan is not a JSON object (got %s)", kind(doc));
+        if (ret_runs)
+                *ret_runs = used;
         *ret = TAKE_PTR(doc);
         return 0;
+}
+
+int plan_parse_json(const char *data, size_t len, const PlanLimits *lim, json_t **ret,
+                    PlanError *err)
+{
+        return plan_parse_json_runs(data, len, lim, PLAN_JSON_LONG_RUN, ret, NULL, err);
 }
