@@ -84,9 +84,13 @@ now() { date +%s.%N; }
 elapsed_between() { python3 -c 'import sys; lo, hi, a, b = map(float, sys.argv[1:]); d = b - a
 print("# %.2f s" % d); sys.exit(0 if lo <= d <= hi else 1)' "$@"; }
 
-# plan NAME [SED-EXPR]: tests/data/run/NAME.yaml with @DIR@ set, into $work.
+# plan NAME [SED-EXPR]: tests/data/run/NAME.yaml with @DIR@ set, into $work. The
+# plan's ID e2e-X becomes e2e-<our pid>-X (SED-EXPR sees the file's own ID):
+# run cgroups are named after the ID system-wide, and another test run at the
+# same time must not look like a leftover of ours.
 plan() {
-    sed -e "s|@DIR@|$work/pids|g" ${2:+-e "$2"} "$data/$1.yaml" >"$work/$1.yaml"
+    sed -e "s|@DIR@|$work/pids|g" ${2:+-e "$2"} -e "s|^ID: e2e-|ID: e2e-$$-|" \
+        "$data/$1.yaml" >"$work/$1.yaml"
     echo "$work/$1.yaml"
 }
 # conf TEXT: a config file with the INI text given.
@@ -156,7 +160,7 @@ check "script_timeout: ends after the limit and the kill grace (2 + 1 s)" \
 check "script_timeout: the grandchildren (group, own session) are dead" \
     all_dead "$work/pids/group.pid" "$work/pids/session.pid"
 check "script_timeout: no process left" no_leftovers
-same "script_timeout: the run cgroups are removed" "" "$(cgroups_of e2e-stubborn)"
+same "script_timeout: the run cgroups are removed" "" "$(cgroups_of "e2e-$$-stubborn")"
 
 fresh_pids
 conf "[agent]\nkill_grace = 1"
@@ -171,7 +175,7 @@ check "plan Timeout: the grandchildren are dead" \
     all_dead "$work/pids/group.pid" "$work/pids/session.pid"
 check "plan Timeout: no process left" no_leftovers
 check "plan Timeout: the log says the plan timed out" grep -qF \
-    "[plan e2e-stubborn] the plan timed out after 2 seconds" "$work/err"
+    "[plan e2e-$$-stubborn] the plan timed out after 2 seconds" "$work/err"
 
 # --- A fork bomb held by pids_max. ---
 conf "[agent]\nscript_timeout = 3\nkill_grace = 1\n[sandbox]\npids_max = 40"
@@ -180,7 +184,7 @@ run_bg "$p"
 peak=0
 limit=
 for ((i = 0; i < 50; i++)); do
-    for d in $(cgroups_of e2e-bomb); do
+    for d in $(cgroups_of "e2e-$$-bomb"); do
         c=$(cat "$d/pids.current" 2>/dev/null) || continue
         limit=$(cat "$d/pids.max" 2>/dev/null)
         [ "$c" -gt "$peak" ] && peak=$c
@@ -194,10 +198,10 @@ else
     same "fork bomb: the run's cgroup has pids.max 40" 40 "$limit"
     check "fork bomb: it never held more than 40 processes (peak $peak)" test "$peak" -le 40
     check "fork bomb: forks were refused, and the log says so" grep -qE \
-        '\[plan e2e-bomb\] script bomb: [1-9][0-9]* fork\(s\) refused at pids_max=40' "$work/err"
+        "\\[plan e2e-$$-bomb\\] script bomb: [1-9][0-9]* fork\\(s\\) refused at pids_max=40" "$work/err"
     same "fork bomb: the plan ends with the timeout result" 101 "$(res ErrorCode)"
     check "fork bomb: no process left" no_leftovers
-    same "fork bomb: the run cgroups are removed" "" "$(cgroups_of e2e-bomb)"
+    same "fork bomb: the run cgroups are removed" "" "$(cgroups_of "e2e-$$-bomb")"
 fi
 
 # --- The mount namespace: nothing written outside the script's directories. ---
@@ -300,7 +304,7 @@ else
         elapsed_between 2.9 6 "$t0" "$t1"
     check "SIGTERM: the script and its children are dead" all_dead "$work"/pids/*.pid
     check "SIGTERM: no process left" no_leftovers
-    same "SIGTERM: the run cgroups are removed" "" "$(cgroups_of e2e-stop)"
+    same "SIGTERM: the run cgroups are removed" "" "$(cgroups_of "e2e-$$-stop")"
     check "SIGTERM: the cache dir is removed" storage_empty
 fi
 
@@ -408,6 +412,140 @@ else
         "$(res ErrorCode)"
     same "agent run by nobody: the script's output" "hello, world" "$(res Body)"
 fi
+
+# --- Direct execution: a script the shell would only execute runs without
+# it; every result is the one /bin/sh -c gives (MURANOAGENT_DIRECT_EXEC=0). ---
+mkdir "$work/direct"
+# Each case: a plan calling one script (the entry file NAME with TEXT) with
+# the commandline ARG (JSON, or "-" for none), returning its whole result.
+python3 - "$work/direct" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+envdump = "env | sort; echo \"0=$0\"; for a; do echo \"[$a]\"; done; pwd; pwd -P\n"
+cases = {
+    "plain": ("echo.sh", "#!/bin/sh\n" + envdump, None),
+    "args": ("echo.sh", "#!/bin/sh\n" + envdump, "a b=c d-e,f:g+h@i%j ./k_L. 5"),
+    "number": ("echo.sh", "#!/bin/sh\n" + envdump, 5),
+    "null": ("echo.sh", "#!/bin/sh\n" + envdump, None),
+    "spaces": ("my script.sh", "#!/bin/bash\n" + envdump + "echo \"$#: $*\"\n", "x y"),
+    "noshebang": ("plain.sh", "echo \"no shebang: $0 $*\"\n" + envdump, "x y"),
+    "nointerp": ("bad.sh", "#!/nonexistent/interp\necho never\n", "x"),
+    "crlf": ("crlf.sh", "#!/bin/sh\r\necho never\r\n", None),
+    "stderr": ("fail.sh", "#!/bin/sh\necho out; echo err >&2; exit 3\n", "q"),
+    "python": ("env.py", "#!/usr/bin/env python3\nimport os, sys\n"
+               "print(list(os.environ.items()))\nprint(sys.argv)\nprint(os.getcwd())\n",
+               "p1 p2"),
+    "ppid": ("ppid.sh", "#!/bin/sh\n[ \"$(ps -o comm= -p $PPID)\" != sh ] && echo 'parent: not sh'\n",
+             None),
+    "sigkill": ("sig.sh", "#!/bin/sh\necho before; echo err >&2; kill -KILL $$\n", None),
+    "sigterm": ("sig.sh", "#!/bin/sh\nkill -TERM $$\n", None),
+    "sigint": ("sig.sh", "#!/bin/sh\nkill -INT $$\n", None),
+    "sigpipe": ("sig.sh", "#!/bin/sh\nkill -PIPE $$\n", None),
+    "sigsegv": ("sig.sh", "#!/bin/sh\nkill -SEGV $$\n", None),
+    "sigusr1": ("sig.sh", "#!/bin/sh\nkill -USR1 $$\n", None),
+    "sigrt": ("sig.py", "#!/usr/bin/env python3\nimport os, signal\n"
+              "os.kill(os.getpid(), signal.SIGRTMIN + 3)\n", None),
+    "unsafe": ("echo.sh", "#!/bin/sh\n" + envdump, "'quoted arg' $HOME * ~ a\tb"),
+    "assign": ("echo.sh", "#!/bin/sh\n" + envdump, "A=b c"),
+    "twospaces": ("echo.sh", "#!/bin/sh\n" + envdump, "a  b"),
+}
+for name, (fname, text, arg) in cases.items():
+    call = "s()" if arg is None and name != "null" else "s(%s)" % (
+        "None" if arg is None else json.dumps(arg))
+    plan = {
+        "FormatVersion": "2.1.0", "Version": "1.0.0", "Name": name, "ID": "e2e-direct-" + name,
+        "Action": "Execute", "Body": "return " + call + "\n",
+        "Scripts": {"s": {"Type": "Application", "Version": "1.0.0", "EntryPoint": "f",
+                          "Files": [],
+                          "Options": {"captureStdout": True, "captureStderr": True,
+                                      "verifyExitcode": False}}},
+        "Files": {"f": {"Name": fname, "BodyType": "Text", "Body": text}},
+    }
+    with open(os.path.join(out, name + ".json"), "w") as f:
+        json.dump(plan, f)
+# A directory where the entry file was (EACCES): the first call makes it.
+plan = {
+    "FormatVersion": "2.1.0", "Version": "1.0.0", "Name": "dir", "ID": "e2e-direct-dir",
+    "Action": "Execute", "Body": "s()\nreturn s()\n",
+    "Scripts": {
+        "s": {"Type": "Application", "Version": "1.0.0", "EntryPoint": "f", "Files": [],
+              "Options": {"captureStdout": True, "captureStderr": True,
+                          "verifyExitcode": False}}},
+    "Files": {"f": {"Name": "victim.sh", "BodyType": "Text",
+                    "Body": "#!/bin/sh\nrm ./victim.sh && mkdir ./victim.sh\n"}},
+}
+with open(os.path.join(out, "dir.json"), "w") as f:
+    json.dump(plan, f)
+PY
+# The result document without ID and Time, as one JSON text. Without the
+# sandbox the script inherits the switch itself: its value is left out.
+res_stable() {
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); d.pop("ID", None); d.pop("Time", None)
+print(json.dumps(d, sort_keys=True).replace("MURANOAGENT_DIRECT_EXEC=0", "MURANOAGENT_DIRECT_EXEC=1")
+      .replace("(\x27MURANOAGENT_DIRECT_EXEC\x27, \x270\x27)", "(\x27MURANOAGENT_DIRECT_EXEC\x27, \x271\x27)"))' \
+        "$work/out"
+}
+# direct_cmp LABEL CASE WANT-LOG [ENV...]: run the case both ways (the
+# environment of the agent given, else inherited), compare the results and
+# exit statuses; WANT-LOG is "direct" or "sh": what the log must say.
+direct_cmp() {
+    local label=$1 c=$2 want=$3 a b sa sb
+    shift 3
+    MURANOAGENT_DIRECT_EXEC=0 run_env "$@" "$work/direct/$c.json"
+    sa=$st a=$(res_stable)
+    if grep -q 'exec=direct' "$work/err"; then not_ok "$label $c: the sh switch is obeyed"; fi
+    run_env "$@" "$work/direct/$c.json"
+    sb=$st b=$(res_stable)
+    same "$label $c: the same result both ways" "$sa $a" "$sb $b"
+    if [ "$want" = direct ]; then
+        check "$label $c: the script ran directly" grep -q "script s: sandbox: .* exec=direct$" \
+            "$work/err"
+    else
+        if grep -q "script s: sandbox: " "$work/err" && ! grep -q 'exec=direct' "$work/err"
+        then ok "$label $c: the script ran through sh"
+        else not_ok "$label $c: the script ran through sh"; fi
+    fi
+}
+run_env() { # run_env [ENV...] PLAN
+    local plan=${*: -1}
+    if [ $# -gt 1 ]; then
+        timeout 60 env -i "${@:1:$#-1}" MURANOAGENT_DIRECT_EXEC="${MURANOAGENT_DIRECT_EXEC:-1}" \
+            "$agent" --config-file "$work/agent.conf" run "$plan" --storage "$work/storage" \
+            >"$work/out" 2>"$work/err"
+        st=$?
+    else
+        run "$plan"
+    fi
+}
+conf ""
+signals="sigkill sigterm sigint sigpipe sigsegv sigusr1 sigrt"
+for c in plain args number null spaces noshebang nointerp crlf stderr python dir $signals; do
+    direct_cmp sandbox "$c" direct
+done
+for c in unsafe assign twospaces; do
+    direct_cmp sandbox "$c" sh
+done
+same "sandbox: the script's environment and arguments, directly" \
+    "$(printf '%s\n' "HOME=/root" "LANG=${LANG:-C.UTF-8}" "PATH=${PATH}" "PWD=$(cd "$work" && pwd -P)/storage/files/e2e-direct-args/s" \
+        "0=./echo.sh" "[a]" "[b=c]" "[d-e,f:g+h@i%j]" "[./k_L.]" "[5]")" \
+    "$(run "$work/direct/args.json"; res Body.stdout | sed '/^\//d')"
+same "sandbox: no sh between the agent and the script" "parent: not sh" \
+    "$(run "$work/direct/ppid.json"; res Body.stdout)"
+same "sandbox: a missing interpreter is the shell's error" \
+    '127 /bin/sh: 1: ./bad.sh: not found' \
+    "$(run "$work/direct/nointerp.json"; echo "$(res Body.exitCode) $(res Body.stderr)")"
+same "sandbox: a directory is the shell's error" \
+    '126 /bin/sh: 1: ./victim.sh: Permission denied' \
+    "$(run "$work/direct/dir.json"; echo "$(res Body.exitCode) $(res Body.stderr)")"
+conf "[sandbox]\nenabled = false"
+clean=(PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 HOME=/root Z_LAST=z _under=u A1=a)
+for c in plain args spaces noshebang nointerp stderr python dir $signals; do
+    direct_cmp "no sandbox" "$c" direct "${clean[@]}"
+done
+direct_cmp "no sandbox" unsafe sh "${clean[@]}"
+direct_cmp "no sandbox, inherited PWD" python sh "${clean[@]}" PWD=/
+direct_cmp "no sandbox, TERM" python sh "${clean[@]}" TERM=dumb
 
 check "no process of any plan is left" no_leftovers
 echo "1..$n"
