@@ -1,52 +1,22 @@
-/* Tests for child/: the bounded capture, and child processes on a libuv
- * loop. Each loop test builds its own loop, counts callbacks and closes the
- * loop cleanly. The loop tests run twice: with clone3() ("loop") and with
- * the uv_spawn() fallback forced ("loop-fork"). The child is this program in helper mode
- * ("--helper=NAME") or a system program. The test process is a child subreaper, so that the
- * grandchildren the helpers leave are reparented to it and a test can tell,
- * with waitpid(), exactly how they died. */
-#include <check.h>
-#include <dirent.h>
+/* Tests for child/: the bounded capture, and what becomes of a child
+ * process on a libuv loop: its exit status or signal, its output (binary,
+ * capped, not captured), timeouts with the kill of its grandchildren, pipes
+ * a grandchild holds, child_cancel(), and many children at once. How a
+ * child is started (descriptors, signals, environment, PATH, spawn errors,
+ * cgroup, the clone3() fallback) is in test-child-spawn.c; the fixtures
+ * are in test-child.h. */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "child/child-capture.h"
-#include "child/child.h"
+#include "test-child.h"
 #include "util/fileio.h"
-#include "util/macro.h"
-
-static char self_exe[PATH_MAX];
 
 /* ---- helper mode: what the children do ---- */
-
-static void helper_write_all(int fd, const void *p, size_t n)
-{
-        const char *s = p;
-
-        while (n > 0) {
-                ssize_t k = write(fd, s, n);
-
-                if (k <= 0)
-                        _exit(99);
-                s += k;
-                n -= (size_t)k;
-        }
-}
 
 /* Write the pid to path atomically, so that a reader never sees half. */
 static void helper_write_pid(const char *path, pid_t pid)
@@ -86,34 +56,6 @@ static void helper_flood(uint64_t n)
         }
 }
 
-/* The open descriptors above stderr, in increasing order, as "3 7 " (the
- * listing's own aside). With inherit_only, only those without close-on-exec:
- * what a child of this process inherits. */
-static void list_fds(char *buf, size_t size, bool inherit_only)
-{
-        bool open_fd[1024] = {false};
-        DIR *d = opendir("/proc/self/fd");
-        struct dirent *e;
-        size_t len = 0;
-
-        if (!d)
-                _exit(97); /* /proc is not mounted: no test can tell */
-        while ((e = readdir(d))) {
-                int fd = atoi(e->d_name);
-
-                if (e->d_name[0] == '.' || fd <= 2 || fd == dirfd(d) || fd >= 1024)
-                        continue;
-                if (inherit_only && (fcntl(fd, F_GETFD) & FD_CLOEXEC))
-                        continue;
-                open_fd[fd] = true;
-        }
-        closedir(d);
-        buf[0] = '\0';
-        for (int fd = 3; fd < 1024; fd++)
-                if (open_fd[fd] && len + 12 < size)
-                        len += (size_t)snprintf(buf + len, size - len, "%d ", fd);
-}
-
 /* Wait for a signal, but not for ever: a helper that a failed test left
  * behind goes away by itself within a minute. */
 _noreturn_ static void helper_linger(void)
@@ -122,10 +64,8 @@ _noreturn_ static void helper_linger(void)
         _exit(0);
 }
 
-static int helper_main(int argc, char **argv)
+static int helper_main(const char *name, int argc, char **argv)
 {
-        const char *name = argv[1] + strlen("--helper=");
-
         if (streq(name, "exit3"))
                 return 3;
         if (streq(name, "signal9"))
@@ -146,22 +86,6 @@ static int helper_main(int argc, char **argv)
         }
         if (streq(name, "flood") && argc == 3) {
                 helper_flood(strtoull(argv[2], NULL, 10));
-                return 0;
-        }
-        if (streq(name, "status")) {
-                helper_write_all(3, "status\n", 7);
-                return 0;
-        }
-        if (streq(name, "status2")) {
-                helper_write_all(3, "three\n", 6);
-                helper_write_all(4, "four\n", 5);
-                return 0;
-        }
-        if (streq(name, "fds")) {
-                char buf[4096];
-
-                list_fds(buf, sizeof(buf), false);
-                puts(buf);
                 return 0;
         }
         if (streq(name, "ignore-term-grandchild") && argc >= 3) {
@@ -275,37 +199,6 @@ END_TEST
 
 /* ---- children on a loop ---- */
 
-typedef struct Run {
-        int calls;
-        ChildResult r; /* the report, with the outputs taken */
-        Child *child;  /* from child_spawn() */
-        pid_t pid;     /* child_get_pid() after the spawn */
-        int64_t start_ms, end_ms;
-        int hook_sigs[4];
-        int hook_calls;
-} Run;
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void run_on_done(Child *c, ChildResult *r, void *userdata)
-{
-        Run *run = userdata;
-
-        ck_assert_ptr_eq(c, run->child);
-        run->calls++;
-        run->end_ms = now_ms();
-        run->r = *r;
-        r->out.data = NULL;
-        r->err.data = NULL;
-        child_cancel(c); /* the end is in: a no-op */
-}
-
 static void run_hook(void *userdata, int sig)
 {
         Run *run = userdata;
@@ -313,36 +206,6 @@ static void run_hook(void *userdata, int sig)
         if (run->hook_calls < (int)ELEMENTSOF(run->hook_sigs))
                 run->hook_sigs[run->hook_calls] = sig;
         run->hook_calls++;
-}
-
-static void run_free(Run *run)
-{
-        free(run->r.out.data);
-        free(run->r.err.data);
-}
-
-/* A NULL-terminated argv of string literals (const under -Wwrite-strings). */
-#define ARGV(...) ((char *const *)(const char *const[]){__VA_ARGS__, NULL})
-
-/* A spec for this program in helper mode, capturing both streams. */
-#define HELPER_SPEC(...)                                                                           \
-        (ChildSpec)                                                                                \
-        {                                                                                          \
-                .argv = ARGV(self_exe, __VA_ARGS__), .capture_stdout = true,                       \
-                .capture_stderr = true, .output_limit = 1 << 20, .kill_grace_ms = 5000             \
-        }
-
-static void run_spec(const ChildSpec *spec, Run *run)
-{
-        uv_loop_t loop;
-
-        ck_assert_int_eq(uv_loop_init(&loop), 0);
-        run->start_ms = now_ms();
-        ck_assert_int_eq(child_spawn(&loop, spec, run_on_done, run, &run->child), 0);
-        run->pid = child_get_pid(run->child);
-        ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
-        ck_assert_int_eq(run->calls, 1);
-        ck_assert_int_eq(uv_loop_close(&loop), 0);
 }
 
 START_TEST(test_exit_status)
@@ -409,68 +272,6 @@ START_TEST(test_dev_stdout)
 }
 END_TEST
 
-START_TEST(test_env_cwd_stdin)
-{
-        ChildSpec spec = HELPER_SPEC("x");
-        Run run = {0};
-
-        spec.argv =
-                ARGV("/bin/sh", "-c", "echo \"$FOO\"; pwd; echo \"${HOME-unset}\"; /usr/bin/wc -c");
-        spec.envp = ARGV("FOO=bar baz");
-        spec.cwd = "/usr";
-        run_spec(&spec, &run);
-        ck_assert_int_eq(run.r.exit_status, 0);
-        ck_assert_str_eq(run.r.out.data, "bar baz\n/usr\nunset\n0\n"); /* stdin is empty */
-        ck_assert_str_eq(run.r.err.data, "");
-        run_free(&run);
-}
-END_TEST
-
-/* The child starts with every signal at its default and none blocked, even
- * when the agent ignores SIGPIPE and blocks others; and with none of the
- * agent's descriptors but 0, 1, 2 and those the agent's own parent left
- * without close-on-exec (the loop's and the pipes' read ends stay out). */
-START_TEST(test_signals_and_fds_reset)
-{
-        ChildSpec spec = HELPER_SPEC("x");
-        Run run = {0}, fds = {0};
-        sigset_t set, old;
-        char want[4096];
-
-        signal(SIGPIPE, SIG_IGN);
-        sigemptyset(&set);
-        sigaddset(&set, SIGUSR1);
-        sigprocmask(SIG_BLOCK, &set, &old);
-        spec.argv = ARGV("/usr/bin/grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status");
-        run_spec(&spec, &run);
-        {
-                /* Signals 1 to 31 are what libuv resets. glibc reserves 32
-                 * and 33 for itself, and a parent such as GNU make may leave
-                 * them ignored, which no child can undo: leave them out. */
-                unsigned long long blk = 1, ign = 1;
-                ck_assert_int_eq(sscanf(run.r.out.data, "SigBlk:\t%llx\nSigIgn:\t%llx", &blk, &ign),
-                                 2);
-                ck_assert_uint_eq(blk & 0x7fffffffULL, 0);
-                ck_assert_uint_eq(ign & 0x7fffffffULL, 0);
-        }
-        run_free(&run);
-
-        /* clone3() leaves the program nothing but 0, 1 and 2; libuv's fork
-         * passes what the test's own parent left inheritable. */
-        spec = HELPER_SPEC("--helper=fds");
-        if (child_spawn_method() == CHILD_SPAWN_FORK)
-                list_fds(want, sizeof(want) - 1, true);
-        else
-                want[0] = '\0';
-        strcat(want, "\n");
-        run_spec(&spec, &fds);
-        ck_assert_str_eq(fds.r.out.data, want);
-        run_free(&fds);
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        signal(SIGPIPE, SIG_DFL);
-}
-END_TEST
-
 START_TEST(test_capture_off)
 {
         ChildSpec spec = HELPER_SPEC("--helper=echo", "to-out\n", "to-err\n", "4");
@@ -500,160 +301,6 @@ START_TEST(test_capture_off)
         ck_assert_str_eq(text, "to-err\n");
         unlink(path);
         run_free(&mixed);
-}
-END_TEST
-
-/* An extra descriptor reaches the child as 3 (the sandbox helper's status
- * descriptor) and keeps its close-on-exec flag in the agent. */
-START_TEST(test_extra_fd)
-{
-        ChildSpec spec = HELPER_SPEC("--helper=status");
-        char path[] = "/tmp/test-child-XXXXXX";
-        _cleanup_free_ char *text = NULL;
-        Run run = {0};
-        int fd;
-
-        fd = mkostemp(path, O_CLOEXEC);
-        ck_assert_int_ge(fd, 0);
-        spec.extra_fds = &fd;
-        spec.n_extra_fds = 1;
-        run_spec(&spec, &run);
-        ck_assert_int_eq(run.r.exit_status, 0);
-        ck_assert_int_eq(fcntl(fd, F_GETFD), FD_CLOEXEC);
-        close(fd);
-        ck_assert_int_eq(file_read_all(path, 1024, &text, NULL), 0);
-        ck_assert_str_eq(text, "status\n");
-        unlink(path);
-        run_free(&run);
-}
-END_TEST
-
-/* Two extra descriptors whose numbers lie inside the child's 0..4 and come
- * in the opposite order: each still lands where the spec says. */
-START_TEST(test_extra_fds_shuffled)
-{
-        ChildSpec spec = HELPER_SPEC("--helper=status2");
-        char path3[] = "/tmp/test-child-XXXXXX", path4[] = "/tmp/test-child-XXXXXX";
-        _cleanup_free_ char *text3 = NULL, *text4 = NULL;
-        int fds[2], saved_in = dup(STDIN_FILENO);
-        Run run = {0};
-
-        ck_assert_int_ge(saved_in, 0);
-        /* The file for the child's 4 sits at 0 and the one for its 3 at
-         * the first free number above. */
-        fds[1] = mkostemp(path4, O_CLOEXEC);
-        ck_assert_int_ge(fds[1], 0);
-        ck_assert_int_eq(dup3(fds[1], STDIN_FILENO, O_CLOEXEC), STDIN_FILENO);
-        close(fds[1]);
-        fds[1] = STDIN_FILENO;
-        fds[0] = mkostemp(path3, O_CLOEXEC);
-        ck_assert_int_ge(fds[0], 0);
-        spec.extra_fds = fds;
-        spec.n_extra_fds = 2;
-        run_spec(&spec, &run);
-        ck_assert_int_eq(dup2(saved_in, STDIN_FILENO), STDIN_FILENO);
-        close(saved_in);
-        close(fds[0]);
-        ck_assert_int_eq(run.r.exit_status, 0);
-        ck_assert_int_eq(run.r.spawn_error, 0);
-        ck_assert_int_eq(file_read_all(path3, 64, &text3, NULL), 0);
-        ck_assert_int_eq(file_read_all(path4, 64, &text4, NULL), 0);
-        ck_assert_str_eq(text3, "three\n");
-        ck_assert_str_eq(text4, "four\n");
-        unlink(path3);
-        unlink(path4);
-        run_free(&run);
-}
-END_TEST
-
-/* A name without a slash is looked up in the PATH of the spec's
- * environment, and a file without a known format runs through /bin/sh, as
- * execvp() does. */
-START_TEST(test_path_lookup)
-{
-        ChildSpec spec = HELPER_SPEC("x");
-        char dir[] = "/tmp/test-child-dir-XXXXXX";
-        char script[PATH_MAX], path_env[PATH_MAX + 16];
-        Run run = {0}, sh = {0}, missing = {0};
-        FILE *f;
-
-        ck_assert_ptr_nonnull(mkdtemp(dir));
-        snprintf(script, sizeof(script), "%s/plain", dir);
-        f = fopen(script, "w");
-        ck_assert_ptr_nonnull(f);
-        fputs("echo \"plain $1 $0\"\n", f);
-        fclose(f);
-        ck_assert_int_eq(chmod(script, 0755), 0);
-        snprintf(path_env, sizeof(path_env), "PATH=/nonexistent:%s:/bin", dir);
-
-        spec.argv = ARGV("plain", "arg");
-        spec.envp = (char *const *)(const char *const[]){path_env, NULL};
-        run_spec(&spec, &run);
-        ck_assert_int_eq(run.r.spawn_error, 0);
-        ck_assert_int_eq(run.r.exit_status, 0);
-        {
-                char want[PATH_MAX + 32];
-
-                snprintf(want, sizeof(want), "plain arg %s\n", script);
-                ck_assert_str_eq(run.r.out.data, want);
-        }
-
-        spec.argv = ARGV("sh", "-c", "echo found");
-        run_spec(&spec, &sh);
-        ck_assert_str_eq(sh.r.out.data, "found\n");
-
-        spec.argv = ARGV("no-such-program-here");
-        run_spec(&spec, &missing);
-        ck_assert_int_eq(missing.r.spawn_error, -ENOENT);
-        ck_assert_int_eq(missing.pid, 0);
-
-        unlink(script);
-        rmdir(dir);
-        run_free(&run);
-        run_free(&sh);
-        run_free(&missing);
-}
-END_TEST
-
-static void run_spawn_error(const ChildSpec *spec, int want)
-{
-        Run run = {0};
-
-        run_spec(spec, &run);
-        ck_assert_int_eq(run.r.spawn_error, want);
-        ck_assert_int_eq(child_result_exit_code(&run.r), 127);
-        ck_assert_int_eq(run.pid, 0);
-        ck_assert_str_eq(run.r.out.data, "");
-        run_free(&run);
-}
-
-START_TEST(test_spawn_error)
-{
-        ChildSpec spec = HELPER_SPEC("x");
-        uv_loop_t loop;
-        Run run = {0};
-
-        spec.argv = ARGV("/nonexistent/program");
-        run_spawn_error(&spec, -ENOENT);
-        spec.argv = ARGV("/etc/passwd");
-        run_spawn_error(&spec, -EACCES);
-        spec.argv = ARGV("/bin/true");
-        spec.cwd = "/nonexistent";
-        run_spawn_error(&spec, -ENOENT);
-
-        /* A spec without a program, or with too many descriptors: an error
-         * now, and no callback ever. */
-        spec.argv = ARGV(NULL);
-        ck_assert_int_eq(uv_loop_init(&loop), 0);
-        ck_assert_int_eq(child_spawn(&loop, &spec, run_on_done, &run, NULL), -EINVAL);
-        spec.argv = ARGV("/bin/true");
-        spec.cwd = NULL;
-        spec.extra_fds = (const int[CHILD_EXTRA_FDS_MAX + 1]){0};
-        spec.n_extra_fds = CHILD_EXTRA_FDS_MAX + 1;
-        ck_assert_int_eq(child_spawn(&loop, &spec, run_on_done, &run, NULL), -EINVAL);
-        ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
-        ck_assert_int_eq(run.calls, 0);
-        ck_assert_int_eq(uv_loop_close(&loop), 0);
 }
 END_TEST
 
@@ -882,136 +529,6 @@ START_TEST(test_cancel)
 }
 END_TEST
 
-/* A fresh cgroup v2 directory for a test, or NULL when this system has
- * none that the test may write (not root, no cgroup2). */
-static char *cgroup_test_dir(void)
-{
-        static const char *const roots[] = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"};
-        _cleanup_free_ char *own = NULL;
-        char path[PATH_MAX];
-
-        if (file_read_all("/proc/self/cgroup", 1 << 16, &own, NULL) != 0)
-                return NULL;
-        for (size_t i = 0; i < ELEMENTSOF(roots); i++) {
-                char *line = strstr(own, "0::/");
-                char *dir;
-
-                snprintf(path, sizeof(path), "%s/cgroup.controllers", roots[i]);
-                if (!line || (line != own && line[-1] != '\n') || access(path, F_OK) < 0)
-                        continue;
-                line += 3;
-                line[strcspn(line, "\n")] = '\0';
-                if (asprintf(&dir, "%s%s%stest-child-%d", roots[i], line,
-                             streq(line, "/") ? "" : "/", (int)getpid()) < 0)
-                        return NULL;
-                if (mkdir(dir, 0755) == 0)
-                        return dir;
-                free(dir);
-                return NULL;
-        }
-        return NULL;
-}
-
-/* With a cgroup fd, the program runs inside that cgroup from the start:
- * its /proc/self/cgroup names it. */
-START_TEST(test_cgroup_at_spawn)
-{
-        _cleanup_free_ char *dir = cgroup_test_dir();
-        ChildSpec spec = HELPER_SPEC("x");
-        char want[PATH_MAX + 8];
-        const char *rel;
-        Run run = {0};
-        int fd;
-
-        if (!dir)
-                return; /* no writable cgroup v2 here: nothing to check */
-        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ck_assert_int_ge(fd, 0);
-        spec.argv = ARGV("/bin/sh", "-c", "grep '^0::' /proc/self/cgroup");
-        spec.cgroup_fd = fd;
-        if (child_spawn_method() != CHILD_SPAWN_CLONE3_CGROUP) {
-                /* Refused at once: no report, nothing left on the loop. */
-                uv_loop_t loop;
-
-                ck_assert_int_eq(uv_loop_init(&loop), 0);
-                ck_assert_int_eq(child_spawn(&loop, &spec, run_on_done, &run, NULL), -EOPNOTSUPP);
-                ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
-                ck_assert_int_eq(uv_loop_close(&loop), 0);
-                ck_assert_int_eq(run.calls, 0);
-        } else {
-                run_spec(&spec, &run);
-                /* The path below the hierarchy's root. */
-                rel = dir + (strncmp(dir, "/sys/fs/cgroup/unified", 22) == 0 ? 22 : 14);
-                snprintf(want, sizeof(want), "0::%s\n", rel);
-                ck_assert_int_eq(run.r.exit_status, 0);
-                ck_assert_str_eq(run.r.out.data, want);
-        }
-        close(fd);
-        ck_assert_int_eq(rmdir(dir), 0);
-        run_free(&run);
-}
-END_TEST
-
-/* A kernel or seccomp policy that refuses clone3 (as Docker's default
- * profile does, with ENOSYS): the first spawn with a cgroup says
- * -EOPNOTSUPP, the method drops to uv_spawn() for good, and children still
- * run. In a process of its own, since the filter cannot be lifted. */
-static int fallback_probe(void)
-{
-        struct sock_filter filter[] = {
-                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        };
-        struct sock_fprog prog = {.len = ELEMENTSOF(filter), .filter = filter};
-        ChildSpec spec = HELPER_SPEC("--helper=exit3");
-        uv_loop_t loop;
-        Run run = {0};
-
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
-                return 10;
-        child_spawn_method_reset();
-        if (uv_loop_init(&loop) < 0)
-                return 11;
-        spec.cgroup_fd =
-                open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* clone3 is refused first */
-        if (spec.cgroup_fd <= 0)
-                return 19;
-        if (child_spawn(&loop, &spec, run_on_done, &run, NULL) != -EOPNOTSUPP)
-                return 12;
-        if (uv_run(&loop, UV_RUN_DEFAULT) != 0 || run.calls != 0)
-                return 13;
-        if (child_spawn_method() != CHILD_SPAWN_CLONE3)
-                return 14;
-        spec.cgroup_fd = 0;
-        if (child_spawn(&loop, &spec, run_on_done, &run, &run.child) != 0)
-                return 15;
-        if (uv_run(&loop, UV_RUN_DEFAULT) != 0 || run.calls != 1 || run.r.exit_status != 3)
-                return 16;
-        if (child_spawn_method() != CHILD_SPAWN_FORK)
-                return 17;
-        if (uv_loop_close(&loop) != 0)
-                return 18;
-        run_free(&run);
-        return 0;
-}
-
-START_TEST(test_fallback_discovered)
-{
-        int status = -1;
-        pid_t pid = fork();
-
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0)
-                _exit(fallback_probe());
-        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-        ck_assert(WIFEXITED(status));
-        ck_assert_int_eq(WEXITSTATUS(status), 0);
-}
-END_TEST
-
 #define PARALLEL 64
 
 START_TEST(test_parallel)
@@ -1044,40 +561,13 @@ START_TEST(test_parallel)
 }
 END_TEST
 
-/* Orphaned grandchildren come to the test process, so tests can reap and
- * examine them. A checked fixture, because fork() does not pass it on. */
-static void become_subreaper(void)
-{
-        ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
-}
-
-/* "loop-fork": every loop test again with the uv_spawn() fallback. */
-static void force_fork(void)
-{
-        child_spawn_method_limit(CHILD_SPAWN_FORK);
-}
-
-static void method_reset(void)
-{
-        child_spawn_method_reset();
-}
-
 static void add_loop_tests(TCase *tl)
 {
-        tcase_set_timeout(tl, 30);
-        tcase_add_checked_fixture(tl, become_subreaper, NULL);
         tcase_add_test(tl, test_exit_status);
         tcase_add_test(tl, test_death_by_signal);
         tcase_add_test(tl, test_binary_output);
         tcase_add_test(tl, test_dev_stdout);
-        tcase_add_test(tl, test_env_cwd_stdin);
-        tcase_add_test(tl, test_signals_and_fds_reset);
         tcase_add_test(tl, test_capture_off);
-        tcase_add_test(tl, test_extra_fd);
-        tcase_add_test(tl, test_extra_fds_shuffled);
-        tcase_add_test(tl, test_path_lookup);
-        tcase_add_test(tl, test_spawn_error);
-        tcase_add_test(tl, test_cgroup_at_spawn);
         tcase_add_test(tl, test_flood_capped);
         tcase_add_test(tl, test_timeout_term);
         tcase_add_test(tl, test_timeout_kill_after_grace);
@@ -1087,37 +577,20 @@ static void add_loop_tests(TCase *tl)
         tcase_add_test(tl, test_parallel);
 }
 
-int main(int argc, char **argv)
+static Suite *child_suite(void)
 {
-        size_t size = sizeof(self_exe);
-        Suite *s;
-        TCase *tc, *tl, *tf;
-        SRunner *sr;
-        int failed;
+        Suite *s = suite_create("child");
+        TCase *tc = tcase_create("capture");
 
-        if (argc > 1 && strncmp(argv[1], "--helper=", 9) == 0)
-                return helper_main(argc, argv);
-        if (uv_exepath(self_exe, &size) < 0)
-                return EXIT_FAILURE;
-        s = suite_create("child");
-        tc = tcase_create("capture");
-        tl = tcase_create("loop");
         tcase_add_loop_test(tc, test_capture_table, 0, (int)ELEMENTSOF(capture_cases) * 21);
         tcase_add_test(tc, test_capture_empty);
         tcase_add_test(tc, test_exit_code_mapping);
         suite_add_tcase(s, tc);
+        child_loop_tcases(s, add_loop_tests);
+        return s;
+}
 
-        add_loop_tests(tl);
-        tcase_add_test(tl, test_fallback_discovered);
-        suite_add_tcase(s, tl);
-        tf = tcase_create("loop-fork");
-        tcase_add_checked_fixture(tf, force_fork, method_reset);
-        add_loop_tests(tf);
-        suite_add_tcase(s, tf);
-
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+int main(int argc, char **argv)
+{
+        return child_test_main(argc, argv, helper_main, child_suite);
 }

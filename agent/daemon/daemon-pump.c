@@ -1,18 +1,14 @@
 /* The daemon's work, in the reference's order (spec 4.1): unsent results
  * first, then plans. One entry is worked on at a time ("busy"); storing new
  * deliveries runs beside it. Every journal call that fsyncs runs in a
- * uv_work_t on libuv's thread pool; its after-work callback continues on the
- * loop. docs/daemon.md tells the life of a message. */
+ * uv_work_t on libuv's thread pool (daemon-work.c); its after-work callback,
+ * here, continues on the loop. docs/daemon.md tells the life of a message. */
 #include <errno.h>
-#include <openssl/crypto.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/daemon-internal.h"
-#include "log/log.h"
-#include "plan/plan.h"
+#include "daemon/daemon-work.h"
 #include "result/result.h"
 #include "util/base64.h"
 #include "util/macro.h"
@@ -20,86 +16,6 @@
 #include "util/strbuf.h"
 #include "util/utf8.h"
 
-typedef enum WorkKind {
-        WORK_STORE,       /* a delivery: journal_put_plan, then ack */
-        WORK_PREPARE,     /* a pending entry: load, check, stamp, validate */
-        WORK_INTERRUPTED, /* an entry that was running when the agent died */
-        WORK_RESULT,      /* a finished plan's result: journal_put_result */
-        WORK_REMOVE,      /* a confirmed result: journal_remove with a done record */
-} WorkKind;
-
-typedef enum Outcome {
-        OUTCOME_NONE,  /* nothing more to do for the entry now */
-        OUTCOME_RUN,   /* valid: run it */
-        OUTCOME_RETRY, /* a disk error: try again later */
-} Outcome;
-
-typedef struct DaemonWork {
-        uv_work_t req;
-        Daemon *d;
-        WorkKind kind;
-        char ts[JOURNAL_TS_MAX];
-        int rc;
-
-        /* WORK_STORE */
-        uint64_t tag;
-        uint8_t *body;
-        size_t body_len;
-        bool oversize;
-        char *msg_id;
-        char *reply_to;
-        uint8_t *sig;
-        size_t sig_len;
-
-        /* WORK_PREPARE, in: the entry as held since its store, or NULL */
-        JournalPlan *held;
-
-        /* WORK_PREPARE and WORK_INTERRUPTED, out */
-        Outcome outcome;
-        json_t *plan;      /* OUTCOME_RUN */
-        json_t *source_id; /* OUTCOME_RUN */
-        json_t *plan_reply_to;
-        char *note; /* a sentence to log on the loop thread, with its level */
-        LogLevel note_level;
-
-        /* WORK_RESULT */
-        char *text;
-        size_t len;
-
-        struct DaemonWork *next; /* in Daemon.stalled */
-} DaemonWork;
-
-static void work_free(DaemonWork *w)
-{
-        if (!w)
-                return;
-        free(w->body);
-        free(w->msg_id);
-        free(w->reply_to);
-        free(w->sig);
-        journal_plan_free(w->held);
-        json_decref(w->plan);
-        json_decref(w->source_id);
-        json_decref(w->plan_reply_to);
-        free(w->note);
-        free(w->text);
-        free(w);
-}
-
-static void note(DaemonWork *w, LogLevel level, const char *fmt, ...) _printf_(3, 4);
-static void note(DaemonWork *w, LogLevel level, const char *fmt, ...)
-{
-        va_list ap;
-
-        free(w->note);
-        va_start(ap, fmt);
-        if (vasprintf(&w->note, fmt, ap) < 0)
-                w->note = NULL;
-        va_end(ap);
-        w->note_level = level;
-}
-
-static void on_work(uv_work_t *req);
 static void after_work(uv_work_t *req, int status);
 
 static int queue_work(Daemon *d, DaemonWork *w)
@@ -108,239 +24,10 @@ static int queue_work(Daemon *d, DaemonWork *w)
 
         w->d = d;
         w->req.data = w;
-        rc = uv_queue_work(d->loop, &w->req, on_work, after_work);
+        rc = uv_queue_work(d->loop, &w->req, daemon_work_run, after_work);
         if (rc == 0)
                 d->work_in_flight++;
         return rc;
-}
-
-static DaemonWork *work_new(WorkKind kind, const char *ts)
-{
-        DaemonWork *w = calloc(1, sizeof(*w));
-
-        if (w) {
-                w->kind = kind;
-                if (ts)
-                        snprintf(w->ts, sizeof(w->ts), "%s", ts);
-        }
-        return w;
-}
-
-/* The text of an error result for the entry, worded and shaped as the
- * reference's from_error(). with_reply_to: executed plans carry ReplyTo;
- * validation failures only when results are routed by it. */
-static int error_result_text(Daemon *d, const json_t *source_id, const json_t *reply_to,
-                             bool with_reply_to, int code, const char *message, char **ret)
-{
-        _cleanup_json_ json_t *res = NULL;
-        int rc;
-
-        rc = result_new_error(&res, source_id, code, message, NULL);
-        if (rc == 0 && (with_reply_to || d->cfg->enable_dynamic_result_queue))
-                rc = result_set_reply_to(res, reply_to);
-        if (rc == 0)
-                rc = result_to_text(res, ret);
-        return rc;
-}
-
-/* ---- work done on the thread pool ------------------------------------ */
-
-static void work_store(DaemonWork *w)
-{
-        Daemon *d = w->d;
-        _cleanup_free_ char *text = NULL;
-        _cleanup_json_ json_t *sid = NULL;
-        char msg[128];
-
-        w->rc = journal_put_plan(d->journal, w->body ? w->body : (const uint8_t *)"", w->body_len,
-                                 w->sig, w->sig_len, w->msg_id, w->reply_to, w->ts);
-        if (w->rc < 0 || !w->oversize)
-                return;
-        /* The body of an oversized message was never kept, so the plan is
-         * answered at once: the engine learns why instead of waiting an
-         * hour, as it did with the reference. */
-        snprintf(msg, sizeof(msg), "Plan is larger than %llu bytes",
-                 (unsigned long long)d->cfg->agent.max_plan_size);
-        sid = json_string(w->msg_id ? w->msg_id : "");
-        w->rc = error_result_text(d, sid, NULL, false, PLAN_CODE_EXCEPTION, msg, &text);
-        if (w->rc == 0)
-                w->rc = journal_put_result(d->journal, w->ts, text, strlen(text));
-}
-
-/* Store an error result for the entry and finish it. */
-static void prepare_answer(DaemonWork *w, const json_t *source_id, const json_t *reply_to,
-                           bool with_reply_to, int code, const char *message)
-{
-        _cleanup_free_ char *text = NULL;
-
-        w->rc = error_result_text(w->d, source_id, reply_to, with_reply_to, code, message, &text);
-        if (w->rc == 0)
-                w->rc = journal_put_result(w->d->journal, w->ts, text, strlen(text));
-        w->outcome = w->rc < 0 ? OUTCOME_RETRY : OUTCOME_NONE;
-}
-
-static void drop_entry(DaemonWork *w)
-{
-        w->rc = journal_remove(w->d->journal, w->ts, false);
-        w->outcome = w->rc < 0 ? OUTCOME_RETRY : OUTCOME_NONE;
-}
-
-/* A plan's ID and ReplyTo: the plan's own, else the message's (spec 4.3). */
-static void plan_ids(DaemonWork *w, const JournalPlan *jp, const json_t *plan)
-{
-        const json_t *id = plan ? json_object_get(plan, "ID") : NULL;
-        const json_t *rt = plan ? json_object_get(plan, "ReplyTo") : NULL;
-
-        w->source_id = json_deep_copy(id ? id : jp->id);
-        w->plan_reply_to = json_deep_copy(rt ? rt : jp->reply_to);
-}
-
-static void work_prepare(DaemonWork *w)
-{
-        Daemon *d = w->d;
-        _cleanup_(journal_plan_freep) JournalPlan *jp = NULL;
-        _cleanup_free_ char *error = NULL, *done = NULL;
-        _cleanup_json_ json_t *plan = NULL;
-        PlanLimits lim = {.max_bytes = d->cfg->agent.max_plan_size,
-                          .max_depth = d->cfg->agent.max_plan_depth};
-        PlanError perr = {0};
-        int rc;
-
-        w->outcome = OUTCOME_RETRY;
-        if (w->held) {
-                jp = TAKE_PTR(w->held);
-                rc = 0;
-        } else
-                rc = journal_load_plan(d->journal, w->ts, &jp, &error);
-        if (rc == JOURNAL_CORRUPT) {
-                note(w, LOG_LEVEL_ERROR, "entry %s: %s; dropping it", w->ts, error);
-                return drop_entry(w);
-        }
-        if (rc < 0) {
-                w->rc = rc;
-                return;
-        }
-        /* Plans the reference journaled before an upgrade have not been
-         * checked by us yet; ours were checked on delivery. Both go through
-         * here, so a plan is never run on a signature nobody verified. */
-        if (d->key) {
-                rc = signature_verify(d->key, d->cfg->rabbitmq.input_queue, jp->body, jp->body_len,
-                                      jp->signature, jp->signature_len);
-                if (rc != 0) {
-                        note(w, LOG_LEVEL_ERROR, "entry %s: %s; dropping the plan", w->ts,
-                             rc == SIGNATURE_MISSING ? "required signature was not found"
-                                                     : "invalid signature");
-                        return drop_entry(w);
-                }
-        }
-
-        rc = plan_parse_json(jp->body, jp->body_len, &lim, &plan, &perr);
-        if (rc != 0) {
-                plan_ids(w, jp, NULL);
-                note(w, LOG_LEVEL_WARNING, "plan %s: %s", w->ts, perr.message);
-                prepare_answer(w, w->source_id, w->plan_reply_to, false, perr.code, perr.message);
-                plan_error_clear(&perr);
-                return;
-        }
-        plan_ids(w, jp, plan);
-
-        /* Ours: a plan whose ID was already answered (a redelivery after a
-         * broker node died) gets that answer again, and does not run twice. */
-        rc = journal_done_lookup(d->journal, w->source_id, &done);
-        if (rc < 0) {
-                w->rc = rc;
-                return;
-        }
-        if (rc == 1) {
-                note(w, LOG_LEVEL_WARNING, "plan already answered; sending its result again");
-                w->rc = journal_put_result(d->journal, w->ts, done, strlen(done));
-                w->outcome = w->rc < 0 ? OUTCOME_RETRY : OUTCOME_NONE;
-                return;
-        }
-
-        rc = journal_begin(d->journal, w->ts, json_object_get(plan, "Stamp"));
-        if (rc == JOURNAL_STAMP_OLD) {
-                /* As the reference: replay protection drops it silently. */
-                note(w, LOG_LEVEL_WARNING, "dropping old/duplicate message (Stamp %lld <= %lld)",
-                     (long long)json_integer_value(json_object_get(plan, "Stamp")),
-                     (long long)journal_last_stamp(d->journal));
-                return drop_entry(w);
-        }
-        if (rc < 0) {
-                w->rc = rc;
-                return;
-        }
-        /* JOURNAL_STAMP_INVALID falls through: validation words it. */
-        rc = plan_validate(plan, &perr);
-        if (rc != 0) {
-                note(w, LOG_LEVEL_WARNING, "invalid plan: %s", perr.message);
-                prepare_answer(w, w->source_id, w->plan_reply_to, perr.at_run_time, perr.code,
-                               perr.message);
-                plan_error_clear(&perr);
-                return;
-        }
-        w->plan = TAKE_PTR(plan);
-        w->outcome = OUTCOME_RUN;
-}
-
-static void work_interrupted(DaemonWork *w)
-{
-        Daemon *d = w->d;
-        _cleanup_(journal_plan_freep) JournalPlan *jp = NULL;
-        _cleanup_free_ char *error = NULL;
-        _cleanup_json_ json_t *plan = NULL;
-        int rc;
-
-        w->outcome = OUTCOME_RETRY;
-        rc = journal_load_plan(d->journal, w->ts, &jp, &error);
-        if (rc == JOURNAL_CORRUPT) {
-                note(w, LOG_LEVEL_ERROR, "entry %s: %s; dropping it", w->ts, error);
-                return drop_entry(w);
-        }
-        if (rc < 0) {
-                w->rc = rc;
-                return;
-        }
-        plan = json_loadb(jp->body, jp->body_len, 0, NULL);
-        plan_ids(w, jp, json_is_object(plan) ? plan : NULL);
-        note(w, LOG_LEVEL_WARNING,
-             "the plan was running when the agent stopped; answering it as "
-             "interrupted instead of running it again");
-        prepare_answer(w, w->source_id, w->plan_reply_to, true, RESULT_CODE_INTERRUPTED,
-                       "The plan was interrupted: the agent stopped or restarted while it was "
-                       "running, and it was not run again");
-}
-
-static void on_work(uv_work_t *req)
-{
-        DaemonWork *w = req->data;
-
-        switch (w->kind) {
-        case WORK_STORE:
-                work_store(w);
-                break;
-        case WORK_PREPARE:
-                work_prepare(w);
-                break;
-        case WORK_INTERRUPTED:
-                work_interrupted(w);
-                break;
-        case WORK_RESULT:
-                w->rc = journal_put_result(w->d->journal, w->ts, w->text, w->len);
-                break;
-        case WORK_REMOVE:
-                w->rc = journal_remove(w->d->journal, w->ts, true);
-                break;
-        default:
-                break;
-        }
-        /* The journal's done records (SHA-256) and signature checks use
-         * OpenSSL here, which keeps per-thread state for this thread. libuv
-         * joins its pool threads only at exit, after OpenSSL's own atexit
-         * clean-up has removed the key that would free that state, so it
-         * would be lost (valgrind: 904 bytes "definitely lost" per thread).
-         * Freeing it after each item costs a small allocation next time. */
-        OPENSSL_thread_stop();
 }
 
 /* ---- the held delivery ------------------------------------------------
@@ -507,7 +194,7 @@ static void after_store(Daemon *d, DaemonWork *w)
                           w->msg_id ? w->msg_id : "", strerror(-w->rc), DAEMON_RETRY_MS / 1000);
                 if (d->stopping) {
                         transport_reject(d->transport, w->tag, true);
-                        work_free(w);
+                        daemon_work_free(w);
                 } else
                         stall(d, w);
                 return;
@@ -529,7 +216,7 @@ static void after_store(Daemon *d, DaemonWork *w)
                                   w->msg_id ? w->msg_id : "", w->ts);
                 held_keep(d, w);
         }
-        work_free(w);
+        daemon_work_free(w);
         daemon_pump(d);
 }
 
@@ -578,7 +265,7 @@ static void after_prepare(Daemon *d, DaemonWork *w)
 static void on_plan_done(Runner *r, json_t *result, void *userdata)
 {
         Daemon *d = userdata;
-        DaemonWork *w = work_new(WORK_RESULT, d->busy_ts);
+        DaemonWork *w = daemon_work_new(WORK_RESULT, d->busy_ts);
         int rc = -ENOMEM;
 
         d->n_plans++;
@@ -594,7 +281,7 @@ static void on_plan_done(Runner *r, json_t *result, void *userdata)
                  * answered as interrupted, never silently lost. */
                 log_error(NULL, "cannot keep the result of entry %s: %s", d->busy_ts,
                           strerror(-rc));
-                work_free(w);
+                daemon_work_free(w);
                 set_idle(d);
                 retry_later(d);
         }
@@ -610,7 +297,7 @@ static void after_result(Daemon *d, DaemonWork *w)
                 return;
         }
         daemon_crash_point(d, "result");
-        work_free(w);
+        daemon_work_free(w);
         set_idle(d);
         daemon_pump(d);
 }
@@ -628,7 +315,7 @@ static void after_work(uv_work_t *req, int status)
         case WORK_PREPARE:
         case WORK_INTERRUPTED:
                 after_prepare(d, w);
-                work_free(w);
+                daemon_work_free(w);
                 break;
         case WORK_RESULT:
                 after_result(d, w);
@@ -638,12 +325,12 @@ static void after_work(uv_work_t *req, int status)
                         log_warning(NULL, "cannot remove entry %s: %s", w->ts, strerror(-w->rc));
                 /* Should the entry still be held, it is gone now. */
                 journal_plan_free(held_take(d, w->ts));
-                work_free(w);
+                daemon_work_free(w);
                 set_idle(d);
                 daemon_pump(d);
                 break;
         default:
-                work_free(w);
+                daemon_work_free(w);
                 break;
         }
         daemon_maybe_finish_stop(d);
@@ -727,9 +414,9 @@ void daemon_on_confirm(Daemon *d, uint64_t seq, TransportConfirm status)
                 return;
         }
         daemon_crash_point(d, "confirmed");
-        w = work_new(WORK_REMOVE, d->busy_ts);
+        w = daemon_work_new(WORK_REMOVE, d->busy_ts);
         if (!w || queue_work(d, w) < 0) {
-                work_free(w);
+                daemon_work_free(w);
                 set_idle(d);
                 retry_later(d);
         }
@@ -795,12 +482,13 @@ void daemon_pump(Daemon *d)
                         daemon_maybe_finish_stop(d);
                         return;
                 }
-                w = work_new(e.state == JOURNAL_PENDING ? WORK_PREPARE : WORK_INTERRUPTED, e.ts);
+                w = daemon_work_new(e.state == JOURNAL_PENDING ? WORK_PREPARE : WORK_INTERRUPTED,
+                                    e.ts);
                 if (w && e.state == JOURNAL_PENDING)
                         w->held = held_take(d, e.ts);
                 if (w && queue_work(d, w) == 0)
                         return;
-                work_free(w);
+                daemon_work_free(w);
                 set_idle(d);
                 retry_later(d);
                 return;
@@ -816,7 +504,7 @@ void daemon_pump(Daemon *d)
 
 void daemon_store_delivery(Daemon *d, TransportDelivery *dl)
 {
-        DaemonWork *w = work_new(WORK_STORE, NULL);
+        DaemonWork *w = daemon_work_new(WORK_STORE, NULL);
 
         if (!w)
                 goto fail;
@@ -841,7 +529,7 @@ void daemon_store_delivery(Daemon *d, TransportDelivery *dl)
         return;
 fail:
         log_error(NULL, "out of memory storing a plan; returning it to the queue");
-        work_free(w);
+        daemon_work_free(w);
         transport_reject(d->transport, dl->tag, true);
 }
 
@@ -851,7 +539,7 @@ void daemon_work_free_all(Daemon *d)
 
         while ((w = d->stalled)) {
                 d->stalled = w->next;
-                work_free(w);
+                daemon_work_free(w);
         }
         d->held = journal_plan_free(d->held);
 }

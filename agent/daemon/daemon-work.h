@@ -1,0 +1,73 @@
+/* The daemon's work items, done by daemon-work.c: what the pump
+ * (daemon-pump.c) hands to libuv's thread pool, one DaemonWork each. On the
+ * pool, an item touches only its own DaemonWork and the journal; the pump's
+ * after-work callback then carries on, on the loop, with what it left
+ * there. */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "daemon/daemon-internal.h"
+#include "log/log.h"
+
+typedef enum WorkKind {
+        WORK_STORE,       /* a delivery: journal_put_plan, then ack */
+        WORK_PREPARE,     /* a pending entry: load, check, stamp, validate */
+        WORK_INTERRUPTED, /* an entry that was running when the agent died */
+        WORK_RESULT,      /* a finished plan's result: journal_put_result */
+        WORK_REMOVE,      /* a confirmed result: journal_remove with a done record */
+} WorkKind;
+
+typedef enum WorkOutcome {
+        OUTCOME_NONE,  /* nothing more to do for the entry now */
+        OUTCOME_RUN,   /* valid: run it */
+        OUTCOME_RETRY, /* a disk error: try again later */
+} WorkOutcome;
+
+typedef struct DaemonWork {
+        uv_work_t req;
+        Daemon *d;
+        WorkKind kind;
+        char ts[JOURNAL_TS_MAX];
+        int rc;
+
+        /* WORK_STORE */
+        uint64_t tag;
+        uint8_t *body;
+        size_t body_len;
+        bool oversize;
+        char *msg_id;
+        char *reply_to;
+        uint8_t *sig;
+        size_t sig_len;
+
+        /* WORK_PREPARE, in: the entry as held since its store, or NULL */
+        JournalPlan *held;
+
+        /* WORK_PREPARE and WORK_INTERRUPTED, out */
+        WorkOutcome outcome;
+        json_t *plan;      /* OUTCOME_RUN */
+        json_t *source_id; /* OUTCOME_RUN */
+        json_t *plan_reply_to;
+        char *note; /* a sentence to log on the loop thread, with its level */
+        LogLevel note_level;
+
+        /* WORK_RESULT */
+        char *text;
+        size_t len;
+
+        struct DaemonWork *next; /* in Daemon.stalled */
+} DaemonWork;
+
+/* A zeroed item of kind for entry ts (NULL: no entry yet), or NULL when out
+ * of memory. */
+DaemonWork *daemon_work_new(WorkKind kind, const char *ts);
+/* Accepts NULL. */
+void daemon_work_free(DaemonWork *w);
+/* uv_queue_work()'s work callback, on a pool thread: the journal work of
+ * the item req->data, whose rc, outcome and note tell how it went. */
+void daemon_work_run(uv_work_t *req);
