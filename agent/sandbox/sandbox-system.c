@@ -12,45 +12,12 @@
 #include <unistd.h>
 
 #include "sandbox/sandbox-config.h"
+#include "util/program.h"
 
 int sandbox_helper_path(char **ret)
 {
-        const char *env = getenv("MURANOAGENT_SANDBOX");
-        char exe[PATH_MAX], *slash, *path;
-        ssize_t n;
-
-        /* An explicit setting is used or fails; it never falls back. */
-        if (env && *env) {
-                if (access(env, X_OK) < 0)
-                        return -errno;
-                path = strdup(env);
-                if (!path)
-                        return -ENOMEM;
-                *ret = path;
-                return 0;
-        }
-
-        n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        if (n > 0) {
-                exe[n] = '\0';
-                slash = strrchr(exe, '/');
-                if (slash)
-                        *slash = '\0';
-        }
-        for (int i = n > 0 ? 0 : 2; i < 3; i++) {
-                int r = i == 0   ? asprintf(&path, "%s/sandbox/muranoagent-sandbox", exe)
-                        : i == 1 ? asprintf(&path, "%s/muranoagent-sandbox", exe)
-                                 : asprintf(&path, "%s", SANDBOX_HELPER_LIBEXEC_PATH);
-
-                if (r < 0)
-                        return -ENOMEM;
-                if (access(path, X_OK) == 0) {
-                        *ret = path;
-                        return 0;
-                }
-                free(path);
-        }
-        return -ENOENT;
+        return program_find("MURANOAGENT_SANDBOX", "sandbox", "muranoagent-sandbox",
+                            SANDBOX_HELPER_LIBEXEC_PATH, ret);
 }
 
 int sandbox_user_home(const char *user, char **ret)
