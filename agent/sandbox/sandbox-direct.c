@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "sandbox/sandbox-steps.h"
+#include "util/strv.h"
 
 struct SandboxDirect {
         SandboxRlimit rlimits[4];
@@ -87,36 +88,6 @@ int sandbox_direct_new_plain(SandboxDirect **ret)
         d->status_fd = -1;
         *ret = d;
         return 0;
-}
-
-static void strv_free(char **v)
-{
-        for (size_t i = 0; v && v[i]; i++)
-                free(v[i]);
-        free(v);
-}
-
-static void strv_freep(char ***v)
-{
-        strv_free(*v);
-}
-
-static char **strv_copy(const char *const *v)
-{
-        size_t n = 0;
-        char **c;
-
-        while (v[n])
-                n++;
-        c = calloc(n + 1, sizeof(char *));
-        if (!c)
-                return NULL;
-        for (size_t i = 0; i < n; i++)
-                if (!(c[i] = strdup(v[i]))) {
-                        strv_free(c);
-                        return NULL;
-                }
-        return c;
 }
 
 /* dash's table size and hash (var.c): the bucket of a name. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util/strbuf.h"
+#include "util/strv.h"
 
 /* A growing NULL-terminated vector of owned strings. */
 typedef struct StrVec {
@@ -78,18 +79,6 @@ static int strvec_steal(StrVec *s, char ***ret)
         s->v = NULL;
         s->n = s->cap = 0;
         return 0;
-}
-
-static void strv_free(char **v)
-{
-        for (size_t i = 0; v && v[i]; i++)
-                free(v[i]);
-        free(v);
-}
-
-static void strv_freep(char ***v)
-{
-        strv_free(*v);
 }
 
 /* The "NAME=VALUE" entry of env for name, or NULL. */
