@@ -214,6 +214,22 @@ START_TEST(test_b64_canonical)
 }
 END_TEST
 
+/* Both decoders give data[0..n) back from its k-character encoding. */
+static void decodes_back(const char *text, size_t k, const unsigned char *data, size_t n)
+{
+        char *out = NULL, *why = NULL;
+        size_t len = 0;
+
+        ck_assert_int_eq(base64_decode_canonical(text, k, &out, &len), 0);
+        ck_assert_uint_eq(len, n);
+        ck_assert(memcmp(out, data, n) == 0);
+        free(out);
+        ck_assert_int_eq(base64_decode(text, k, &out, &len, &why), 0);
+        ck_assert_uint_eq(len, n);
+        ck_assert(memcmp(out, data, n) == 0);
+        free(out);
+}
+
 START_TEST(test_b64_round_trip)
 {
         unsigned char data[256];
@@ -225,22 +241,14 @@ START_TEST(test_b64_round_trip)
         /* Every length from 0 to 256 bytes, through the raw encoder and
          * the StrBuf one, and back through both decoders. */
         for (size_t n = 0; n <= sizeof(data); n++) {
-                char *out = NULL, *why = NULL;
-                size_t k = base64_encode(text, data, n), len = 0;
+                size_t k = base64_encode(text, data, n);
 
                 ck_assert_uint_eq(k, base64_encoded_len(n));
                 strbuf_reset(&b);
                 ck_assert_int_eq(base64_append(&b, data, n), 0);
                 ck_assert_uint_eq(b.len, k);
                 ck_assert(k == 0 || memcmp(b.data, text, k) == 0);
-                ck_assert_int_eq(base64_decode_canonical(text, k, &out, &len), 0);
-                ck_assert_uint_eq(len, n);
-                ck_assert(memcmp(out, data, n) == 0);
-                free(out);
-                ck_assert_int_eq(base64_decode(text, k, &out, &len, &why), 0);
-                ck_assert_uint_eq(len, n);
-                ck_assert(memcmp(out, data, n) == 0);
-                free(out);
+                decodes_back(text, k, data, n);
         }
         /* A chunk and a half of base64_append's loop, for the seam. */
         {
@@ -530,22 +538,14 @@ START_TEST(test_b64_random)
         ck_assert(data && text && want);
         for (int round = 0; round < 40; round++) {
                 size_t n = round < 30 ? (size_t)(rand_r(&seed) % 5000) : MAX - (size_t)round;
-                char *out = NULL, *why = NULL;
-                size_t k, len = 0;
+                size_t k;
 
                 for (size_t i = 0; i < n; i++)
                         data[i] = (unsigned char)rand_r(&seed);
                 k = base64_encode(text, data, n);
                 ck_assert_uint_eq(k, ref_encode(want, data, n));
                 ck_assert(memcmp(text, want, k) == 0);
-                ck_assert_int_eq(base64_decode_canonical(text, k, &out, &len), 0);
-                ck_assert_uint_eq(len, n);
-                ck_assert(memcmp(out, data, n) == 0);
-                free(out);
-                ck_assert_int_eq(base64_decode(text, k, &out, &len, &why), 0);
-                ck_assert_uint_eq(len, n);
-                ck_assert(memcmp(out, data, n) == 0);
-                free(out);
+                decodes_back(text, k, data, n);
         }
         for (int round = 0; round < 20000; round++) {
                 static const char extra[] = "====\n \r\t-_.*";
