@@ -7,15 +7,7 @@ data=${TEST_DATA_DIR:?}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() { # check DESCRIPTION COMMAND...: passes when the command succeeds
-    local d=$1
-    shift
-    if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
+. "$(dirname "$0")/tap.sh"
 # Run the agent with a time limit: nothing may hang.
 run() { timeout 20 "$agent" "$@"; }
 # Replace the fresh ID and Time of result documents so they can be compared.
@@ -158,5 +150,4 @@ kill "$http_pid" 2>/dev/null
 wait "$http_pid" 2>/dev/null
 rm -rf "$dl"
 
-echo "1..$n"
-[ "$fails" -eq 0 ]
+tap_done

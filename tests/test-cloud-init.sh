@@ -18,17 +18,8 @@ murano_repo=${MURANO_REPO:-/work/.mirror/openstack+murano/repo}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+. tests/tap.sh
 skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
-check() { # check DESCRIPTION COMMAND...: passes when the command succeeds
-    local d=$1
-    shift
-    if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
-note() { sed 's/^/# /'; }
 same() { # same DESCRIPTION WANT-FILE GOT-FILE: passes when equal, else shows the diff
     if cmp -s "$2" "$3"; then ok "$1"; else not_ok "$1"; diff -u "$2" "$3" | note; fi
 }
@@ -278,5 +269,4 @@ print("same" if p.get("DEFAULT", "engine_key") == "\n" + open(os.environ["PUB"])
 EOF
 check "Murano's agent.conf: engine_key is the PEM key" grep -qx same "$tmp/key-check"
 
-echo "1..$n"
-[ "$fails" -eq 0 ]
+tap_done

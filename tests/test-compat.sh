@@ -21,10 +21,7 @@ conf=$compat/agent.conf
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+. "$(dirname "$0")/tap.sh"
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 
 # The fresh result ID (right after FormatVersion), the Time (last but for
@@ -160,5 +157,4 @@ fi
 # putfile.yaml moves its file to this fixed place.
 rm -f /tmp/muranoagent-putfile-example.txt
 
-echo "1..$n"
-[ "$fails" -eq 0 ]
+tap_done

@@ -25,16 +25,7 @@ tmp=$(mktemp -d)
 chmod 755 "$tmp" # systemd's test mode runs as nobody and reads under it
 trap 'rm -rf "$tmp"' EXIT
 
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() { # check DESCRIPTION COMMAND...: passes when the command succeeds
-    local d=$1
-    shift
-    if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
-note() { sed 's/^/# /'; }
+. tests/tap.sh
 same() { # same DESCRIPTION WANT-FILE GOT-FILE: passes when equal, else shows the diff
     if cmp -s "$2" "$3"; then ok "$1"; else not_ok "$1"; diff -u "$2" "$3" | note; fi
 }
@@ -196,5 +187,4 @@ check "purge removes the multi-user.target link" \
     test ! -e "$root/etc/systemd/system/multi-user.target.wants/muranoagent.service"
 
 elapsed "the image test" "$start"
-echo "1..$n"
-[ "$fails" -eq 0 ]
+tap_done

@@ -28,16 +28,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+. "$(dirname "$0")/tap.sh"
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-check() { # check DESCRIPTION COMMAND...: passes when the command succeeds
-    local d=$1
-    shift
-    if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
 same() { # same DESCRIPTION WANT GOT
     if [ "$2" = "$3" ]; then ok "$1"; else
         not_ok "$1"
@@ -548,5 +540,4 @@ direct_cmp "no sandbox, inherited PWD" python sh "${clean[@]}" PWD=/
 direct_cmp "no sandbox, TERM" python sh "${clean[@]}" TERM=dumb
 
 check "no process of any plan is left" no_leftovers
-echo "1..$n"
-[ "$fails" -eq 0 ]
+tap_done

@@ -11,10 +11,7 @@ work=
 trap 'rm -rf "$tmp" ${work:+"$work"}' EXIT
 P=PATH=/usr/bin:/bin
 
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+. "$(dirname "$0")/tap.sh"
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 # same DESCRIPTION WANT GOT
 same() {
@@ -245,5 +242,4 @@ else
     skip "--cgroup joins the cgroup" "no writable cgroup v1 pids hierarchy at $cg"
 fi
 
-echo "1..$n"
-exit $((fails > 0))
+tap_done

@@ -28,15 +28,7 @@ trap cleanup EXIT
 # ends this script.
 trap 'exit 1' TERM INT HUP
 
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() { # check DESCRIPTION COMMAND...: passes when the command succeeds
-    local d=$1
-    shift
-    if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
+. "$(dirname "$0")/tap.sh"
 same() { # same DESCRIPTION GOT WANT
     if [ "$2" = "$3" ]; then ok "$1"; else
         not_ok "$1"
@@ -204,5 +196,4 @@ check "broker.sh stop ends the broker" \
     bash -c "! grep -qaF '$BROKER_NODE' /proc/$pid/cmdline 2>/dev/null"
 check "broker.sh stop removes its directory" test ! -e "$broker"
 
-echo "1..$n"
-[ "$fails" -eq 0 ]
+tap_done

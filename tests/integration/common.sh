@@ -29,16 +29,8 @@ ITEST_SECONDS=$SECONDS
 
 # ---- TAP ------------------------------------------------------------------
 
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+. "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
-check() { # check DESCRIPTION COMMAND...: passes when the command succeeds
-    local d=$1
-    shift
-    if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
 same() { # same DESCRIPTION WANT GOT
     if [ "$2" = "$3" ]; then ok "$1"; else
         not_ok "$1"
