@@ -39,10 +39,16 @@ typedef struct Daemon {
         uv_timer_t watchdog;
         uv_timer_t retry; /* re-runs the pump after a disk error or a nacked result */
 
-        /* The pump does one thing at a time, in the reference's order. */
+        /* The pump works in the reference's order, on two lanes: one plan
+         * at a time is checked, run and its result stored (busy), and one
+         * result at a time is published, confirmed and removed (pub_busy).
+         * The next plan may start while the last result awaits its
+         * confirm; a result not yet published still goes before any plan. */
         bool busy;
-        char busy_ts[JOURNAL_TS_MAX]; /* the entry being worked on */
-        bool publishing;              /* busy with a publish awaiting its confirm */
+        char busy_ts[JOURNAL_TS_MAX]; /* the plan being worked on */
+        bool pub_busy;
+        char pub_ts[JOURNAL_TS_MAX]; /* the result being published or removed */
+        bool publishing;             /* pub_ts awaits its confirm */
         uint64_t publish_seq;
 
         unsigned work_in_flight;    /* uv_work_t items not yet completed */

@@ -174,11 +174,19 @@ static void stall(Daemon *d, DaemonWork *w)
         retry_later(d);
 }
 
-static void set_idle(Daemon *d)
+/* The plan lane is free: the next plan may be prepared. */
+static void plan_lane_free(Daemon *d)
 {
         d->busy = false;
-        d->publishing = false;
         d->busy_ts[0] = '\0';
+}
+
+/* The publish lane is free: the next result may be published. */
+static void pub_lane_free(Daemon *d)
+{
+        d->pub_busy = false;
+        d->publishing = false;
+        d->pub_ts[0] = '\0';
 }
 
 static void on_plan_done(Runner *r, json_t *result, void *userdata);
@@ -242,12 +250,12 @@ static void after_prepare(Daemon *d, DaemonWork *w)
         if (w->outcome == OUTCOME_RETRY) {
                 log_error(id, "entry %s: %s; retrying in %d s", w->ts, strerror(-w->rc),
                           DAEMON_RETRY_MS / 1000);
-                set_idle(d);
+                plan_lane_free(d);
                 retry_later(d);
                 return;
         }
         if (w->outcome != OUTCOME_RUN || d->stopping) {
-                set_idle(d);
+                plan_lane_free(d);
                 daemon_pump(d);
                 return;
         }
@@ -255,7 +263,7 @@ static void after_prepare(Daemon *d, DaemonWork *w)
         rc = runner_start(d->runner, w->plan, w->source_id, w->plan_reply_to, on_plan_done, d);
         if (rc < 0) {
                 log_error(id, "cannot start the plan: %s", strerror(-rc));
-                set_idle(d);
+                plan_lane_free(d);
                 retry_later(d);
                 return;
         }
@@ -282,7 +290,7 @@ static void on_plan_done(Runner *r, json_t *result, void *userdata)
                 log_error(NULL, "cannot keep the result of entry %s: %s", d->busy_ts,
                           strerror(-rc));
                 daemon_work_free(w);
-                set_idle(d);
+                plan_lane_free(d);
                 retry_later(d);
         }
 }
@@ -298,7 +306,7 @@ static void after_result(Daemon *d, DaemonWork *w)
         }
         daemon_crash_point(d, "result");
         daemon_work_free(w);
-        set_idle(d);
+        plan_lane_free(d);
         daemon_pump(d);
 }
 
@@ -326,7 +334,7 @@ static void after_work(uv_work_t *req, int status)
                 /* Should the entry still be held, it is gone now. */
                 journal_plan_free(held_take(d, w->ts));
                 daemon_work_free(w);
-                set_idle(d);
+                pub_lane_free(d);
                 daemon_pump(d);
                 break;
         default:
@@ -403,21 +411,21 @@ void daemon_on_confirm(Daemon *d, uint64_t seq, TransportConfirm status)
         if (status != TRANSPORT_CONFIRM_ACK) {
                 /* LOST: published again after the next on_ready. NACK: the
                  * broker could not take it now; try again shortly. */
-                log_warning(NULL, "result of entry %s was %s; it stays in the journal", d->busy_ts,
+                log_warning(NULL, "result of entry %s was %s; it stays in the journal", d->pub_ts,
                             status == TRANSPORT_CONFIRM_NACK
                                     ? "refused by the broker"
                                     : "not confirmed before the connection ended");
-                set_idle(d);
+                pub_lane_free(d);
                 if (status == TRANSPORT_CONFIRM_NACK)
                         retry_later(d);
                 daemon_maybe_finish_stop(d);
                 return;
         }
         daemon_crash_point(d, "confirmed");
-        w = daemon_work_new(WORK_REMOVE, d->busy_ts);
+        w = daemon_work_new(WORK_REMOVE, d->pub_ts);
         if (!w || queue_work(d, w) < 0) {
                 daemon_work_free(w);
-                set_idle(d);
+                pub_lane_free(d);
                 retry_later(d);
         }
 }
@@ -426,79 +434,102 @@ void daemon_on_confirm(Daemon *d, uint64_t seq, TransportConfirm status)
 
 bool daemon_idle(const Daemon *d)
 {
-        return !d->busy && d->work_in_flight == 0;
+        return !d->busy && !d->pub_busy && d->work_in_flight == 0;
+}
+
+/* Publish the result of entry ts on the publish lane. Returns true when
+ * the pump may look for more work at once. */
+static bool pump_result(Daemon *d, const char *ts)
+{
+        int rc;
+
+        if (!d->transport || !transport_is_ready(d->transport))
+                return false; /* on_ready pumps again */
+        d->pub_busy = true;
+        snprintf(d->pub_ts, sizeof(d->pub_ts), "%s", ts);
+        rc = publish_result(d, ts);
+        if (rc == 0)
+                return true;
+        pub_lane_free(d);
+        if (rc < 0) {
+                log_warning(NULL, "cannot publish the result of entry %s: %s", ts, strerror(-rc));
+                if (rc != -ENOTCONN)
+                        retry_later(d);
+                return false;
+        }
+        return true; /* a result that was not a document, dropped: look again */
+}
+
+/* Start checking pending (or interrupted) entry e on the plan lane. */
+static void pump_plan(Daemon *d, const JournalEntry *e)
+{
+        DaemonWork *w;
+
+        d->busy = true;
+        snprintf(d->busy_ts, sizeof(d->busy_ts), "%s", e->ts);
+        w = daemon_work_new(e->state == JOURNAL_PENDING ? WORK_PREPARE : WORK_INTERRUPTED, e->ts);
+        if (w && e->state == JOURNAL_PENDING)
+                w->held = held_take(d, e->ts);
+        if (w && queue_work(d, w) == 0)
+                return;
+        daemon_work_free(w);
+        plan_lane_free(d);
+        retry_later(d);
 }
 
 void daemon_pump(Daemon *d)
 {
         JournalEntry e;
-        DaemonWork *w;
         int rc;
 
-        if (d->busy || uv_is_active((uv_handle_t *)&d->retry))
-                return;
-        rc = journal_next(d->journal, &e);
-        if (rc < 0) {
-                log_error(NULL, "cannot read the journal: %s; retrying in %d s", strerror(-rc),
-                          DAEMON_RETRY_MS / 1000);
-                retry_later(d);
-                return;
-        }
-        if (rc == 0) {
-                if (d->transport && transport_is_ready(d->transport))
-                        daemon_notify_status("consuming from %s; %llu plans done",
-                                             d->cfg->rabbitmq.input_queue,
-                                             (unsigned long long)d->n_plans);
-                daemon_maybe_finish_stop(d);
-                return;
-        }
-        d->busy = true;
-        snprintf(d->busy_ts, sizeof(d->busy_ts), "%s", e.ts);
-
-        switch (e.state) {
-        case JOURNAL_RESULT:
-                if (!d->transport || !transport_is_ready(d->transport)) {
-                        set_idle(d); /* on_ready pumps again */
+        /* Each round starts one thing and looks again, or returns. */
+        for (;;) {
+                if (uv_is_active((uv_handle_t *)&d->retry))
+                        return;
+                rc = journal_next_except(d->journal, d->pub_busy ? d->pub_ts : NULL, &e);
+                if (rc < 0) {
+                        log_error(NULL, "cannot read the journal: %s; retrying in %d s",
+                                  strerror(-rc), DAEMON_RETRY_MS / 1000);
+                        retry_later(d);
+                        return;
+                }
+                if (rc == 0) {
+                        if (!d->busy && !d->pub_busy && d->transport &&
+                            transport_is_ready(d->transport))
+                                daemon_notify_status("consuming from %s; %llu plans done",
+                                                     d->cfg->rabbitmq.input_queue,
+                                                     (unsigned long long)d->n_plans);
                         daemon_maybe_finish_stop(d);
                         return;
                 }
-                rc = publish_result(d, e.ts);
-                if (rc != 0) {
-                        if (rc < 0)
-                                log_warning(NULL, "cannot publish the result of entry %s: %s", e.ts,
-                                            strerror(-rc));
-                        set_idle(d);
-                        if (rc < 0 && rc != -ENOTCONN)
-                                retry_later(d);
-                        else if (rc > 0)
-                                daemon_pump(d);
-                }
-                return;
-        case JOURNAL_PENDING:
-        case JOURNAL_INTERRUPTED:
-                if (d->stopping) {
-                        /* Plans wait in the journal for the next start. */
-                        set_idle(d);
-                        daemon_maybe_finish_stop(d);
+                switch (e.state) {
+                case JOURNAL_RESULT:
+                        /* Unsent results go before any plan, one at a time. */
+                        if (d->pub_busy || !pump_result(d, e.ts)) {
+                                daemon_maybe_finish_stop(d);
+                                return;
+                        }
+                        continue;
+                case JOURNAL_PENDING:
+                case JOURNAL_INTERRUPTED:
+                        /* The plan lane's own entry is PENDING while it is
+                         * checked: the lane is busy then, and this waits. */
+                        if (d->busy)
+                                return;
+                        if (d->stopping) {
+                                /* Plans wait in the journal for the next start. */
+                                daemon_maybe_finish_stop(d);
+                                return;
+                        }
+                        pump_plan(d, &e);
+                        return;
+                case JOURNAL_RUNNING:
+                default:
+                        /* Only the plan we run ourselves is RUNNING, and then
+                         * we are busy; anything else is a bug worth seeing. */
+                        log_error(NULL, "entry %s is marked running but no plan runs", e.ts);
                         return;
                 }
-                w = daemon_work_new(e.state == JOURNAL_PENDING ? WORK_PREPARE : WORK_INTERRUPTED,
-                                    e.ts);
-                if (w && e.state == JOURNAL_PENDING)
-                        w->held = held_take(d, e.ts);
-                if (w && queue_work(d, w) == 0)
-                        return;
-                daemon_work_free(w);
-                set_idle(d);
-                retry_later(d);
-                return;
-        case JOURNAL_RUNNING:
-        default:
-                /* Only the plan we run ourselves is RUNNING, and then we are
-                 * busy; anything else is a bug worth seeing in the log. */
-                log_error(NULL, "entry %s is marked running but no plan runs", e.ts);
-                set_idle(d);
-                return;
         }
 }
 

@@ -114,6 +114,20 @@ int journal_sync(Journal *j, int fd);
 int journal_write_atomic(Journal *j, int dirfd, const char *tmp, const char *name, const void *data,
                          size_t len, bool undo);
 
+/* Writes a file's contents to fd (through journal_write_fd()), for
+ * journal_write_atomic_with(). Returns 0 or a negative errno. */
+typedef int (*JournalFill)(Journal *j, int fd, void *userdata);
+
+/* journal_write_atomic() for contents made while they are written (a
+ * large plan.json is Base64-encoded piece by piece instead of into one
+ * buffer of its whole size). */
+int journal_write_atomic_with(Journal *j, int dirfd, const char *tmp, const char *name,
+                              JournalFill fill, void *userdata, bool undo);
+
+/* All of data[0..len) to fd through the ops' write, going on after short
+ * writes and EINTR. Returns 0 or -errno (-EIO for a write of nothing). */
+int journal_write_fd(Journal *j, int fd, const void *data, size_t len);
+
 /* The same without any fsync: dirfd/tmp is written and renamed over name,
  * so that every reader (the reference after a downgrade too) sees the old
  * text or the new one, but a power loss may leave either, or a damaged

@@ -75,8 +75,10 @@ int journal_now(Journal *j, struct timespec *ret)
         return j->ops.clock_gettime(CLOCK_REALTIME, ret) < 0 ? -errno : 0;
 }
 
-static int write_all(Journal *j, int fd, const char *p, size_t len)
+int journal_write_fd(Journal *j, int fd, const void *data, size_t len)
 {
+        const char *p = data;
+
         while (len > 0) {
                 ssize_t n = j->ops.write(fd, p, len);
 
@@ -93,9 +95,21 @@ static int write_all(Journal *j, int fd, const char *p, size_t len)
         return 0;
 }
 
-/* dirfd/tmp with data, fsync'd when sync is set. On failure tmp is
- * removed. */
-static int write_tmp(Journal *j, int dirfd, const char *tmp, const void *data, size_t len,
+typedef struct Bytes {
+        const void *data;
+        size_t len;
+} Bytes;
+
+static int fill_bytes(Journal *j, int fd, void *userdata)
+{
+        const Bytes *b = userdata;
+
+        return journal_write_fd(j, fd, b->data, b->len);
+}
+
+/* dirfd/tmp with what fill writes, fsync'd when sync is set. On failure
+ * tmp is removed. */
+static int write_tmp(Journal *j, int dirfd, const char *tmp, JournalFill fill, void *userdata,
                      bool sync)
 {
         int fd, r;
@@ -103,7 +117,7 @@ static int write_tmp(Journal *j, int dirfd, const char *tmp, const void *data, s
         fd = j->ops.openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return -errno;
-        r = write_all(j, fd, data, len);
+        r = fill(j, fd, userdata);
         if (r == 0 && sync)
                 r = journal_sync(j, fd);
         /* close() after a successful fsync cannot lose data that fsync
@@ -118,7 +132,8 @@ static int write_tmp(Journal *j, int dirfd, const char *tmp, const void *data, s
 int journal_write_replace(Journal *j, int dirfd, const char *tmp, const char *name,
                           const void *data, size_t len)
 {
-        int r = write_tmp(j, dirfd, tmp, data, len, false);
+        Bytes b = {data, len};
+        int r = write_tmp(j, dirfd, tmp, fill_bytes, &b, false);
 
         if (r < 0)
                 return r;
@@ -129,12 +144,12 @@ int journal_write_replace(Journal *j, int dirfd, const char *tmp, const char *na
         return r;
 }
 
-int journal_write_atomic(Journal *j, int dirfd, const char *tmp, const char *name, const void *data,
-                         size_t len, bool undo)
+int journal_write_atomic_with(Journal *j, int dirfd, const char *tmp, const char *name,
+                              JournalFill fill, void *userdata, bool undo)
 {
         int r;
 
-        r = write_tmp(j, dirfd, tmp, data, len, true);
+        r = write_tmp(j, dirfd, tmp, fill, userdata, true);
         if (r < 0)
                 return r;
         if (j->ops.renameat(dirfd, tmp, dirfd, name) < 0) {
@@ -149,6 +164,14 @@ int journal_write_atomic(Journal *j, int dirfd, const char *tmp, const char *nam
 fail_tmp:
         (void)j->ops.unlinkat(dirfd, tmp, 0);
         return r;
+}
+
+int journal_write_atomic(Journal *j, int dirfd, const char *tmp, const char *name, const void *data,
+                         size_t len, bool undo)
+{
+        Bytes b = {data, len};
+
+        return journal_write_atomic_with(j, dirfd, tmp, name, fill_bytes, &b, undo);
 }
 
 bool journal_exists_at(Journal *j, int dirfd, const char *path)

@@ -53,37 +53,96 @@ static int quote_text(StrBuf *out, const char *s)
 #define PLAN_MID  "\", \"Signature\": \""
 #define PLAN_TAIL "\", "
 
-/* The text of plan.json, in one buffer of the exact size. */
-static int plan_text(const void *body, size_t body_len, const void *sig, size_t sig_len,
-                     const char *msg_id, const char *reply_to, char **ret, size_t *ret_len)
+/* The end of plan.json, from the comma after the Signature on. */
+static int plan_tail(const char *msg_id, const char *reply_to, StrBuf *tail)
 {
-        _cleanup_strbuf_ StrBuf tail = STRBUF_INIT;
-        size_t n;
-        char *buf, *p;
         int r;
 
-        if (!sig)
-                sig_len = 0;
-        if ((r = strbuf_puts(&tail, PLAN_TAIL "\"ID\": ")) < 0 ||
-            (r = quote_text(&tail, msg_id ? msg_id : "")) < 0 ||
-            (r = strbuf_puts(&tail, ", \"ReplyTo\": ")) < 0 ||
-            (r = reply_to ? quote_text(&tail, reply_to) : strbuf_puts(&tail, "null")) < 0 ||
-            (r = strbuf_putc(&tail, '}')) < 0)
+        if ((r = strbuf_puts(tail, PLAN_TAIL "\"ID\": ")) < 0 ||
+            (r = quote_text(tail, msg_id ? msg_id : "")) < 0 ||
+            (r = strbuf_puts(tail, ", \"ReplyTo\": ")) < 0 ||
+            (r = reply_to ? quote_text(tail, reply_to) : strbuf_puts(tail, "null")) < 0 ||
+            (r = strbuf_putc(tail, '}')) < 0)
                 return r;
-        n = strlen(PLAN_HEAD) + base64_encoded_len(body_len) + strlen(PLAN_MID) +
-            base64_encoded_len(sig_len) + tail.len;
-        buf = p = malloc(n + 1);
-        if (!buf)
-                return -ENOMEM;
-        p = mempcpy(p, PLAN_HEAD, strlen(PLAN_HEAD));
-        p += base64_encode(p, body, body_len);
-        p = mempcpy(p, PLAN_MID, strlen(PLAN_MID));
-        p += base64_encode(p, sig, sig_len);
-        p = mempcpy(p, tail.data, tail.len);
-        *p = '\0';
-        *ret = buf;
-        *ret_len = n;
         return 0;
+}
+
+/* plan.json is written through a buffer of at most this many bytes (a
+ * multiple of 4, and below the mmap threshold main.c sets, so that it is
+ * heap memory used again): the text of a large body is encoded piece by
+ * piece, each piece written while it is in the cache, instead of into a
+ * fresh mapping of the whole text's size (3.7 MB for a 2 MiB plan) whose
+ * every page faults and is cleared once. A plan.json that fits is
+ * written with one write(), as before. */
+#define PLAN_CHUNK (64 * 1024)
+
+typedef struct PlanOut {
+        const void *body, *sig;
+        size_t body_len, sig_len;
+        const StrBuf *tail;
+        char *buf;
+        size_t cap, len;
+} PlanOut;
+
+static int out_flush(Journal *j, int fd, PlanOut *o)
+{
+        int r = journal_write_fd(j, fd, o->buf, o->len);
+
+        o->len = 0;
+        return r;
+}
+
+static int out_put(Journal *j, int fd, PlanOut *o, const char *s, size_t n)
+{
+        int r;
+
+        if (o->len + n > o->cap && (r = out_flush(j, fd, o)) < 0)
+                return r;
+        /* A piece larger than the buffer: a huge message ID. */
+        if (n > o->cap)
+                return journal_write_fd(j, fd, s, n);
+        memcpy(o->buf + o->len, s, n);
+        o->len += n;
+        return 0;
+}
+
+/* The Base64 text of data, in whole groups of three bytes until the last
+ * piece, so that only the end may be padded, as one b64encode() of all. */
+static int out_base64(Journal *j, int fd, PlanOut *o, const unsigned char *data, size_t n)
+{
+        while (n > 0) {
+                size_t take = (o->cap - o->len) / 4 * 3;
+                int r;
+
+                if (take < n)
+                        take -= take % 3;
+                else
+                        take = n;
+                if (take == 0) {
+                        if ((r = out_flush(j, fd, o)) < 0)
+                                return r;
+                        continue;
+                }
+                o->len += base64_encode(o->buf + o->len, data, take);
+                data += take;
+                n -= take;
+        }
+        return 0;
+}
+
+static int plan_fill(Journal *j, int fd, void *userdata)
+{
+        PlanOut *o = userdata;
+        int r;
+
+        o->len = 0;
+        if ((r = out_put(j, fd, o, PLAN_HEAD, strlen(PLAN_HEAD))) < 0 ||
+            (r = out_base64(j, fd, o, o->body, o->body_len)) < 0 ||
+            (r = out_put(j, fd, o, PLAN_MID, strlen(PLAN_MID))) < 0 ||
+            (r = out_base64(j, fd, o, o->sig, o->sig_len)) < 0 ||
+            (r = out_put(j, fd, o, o->tail->data, o->tail->len)) < 0)
+                return r;
+        return out_flush(j, fd, o);
 }
 
 /* mkdir a new entry named above every name in use. Entry names are the
@@ -116,16 +175,25 @@ static int entry_create(Journal *j, char ts[JOURNAL_TS_MAX])
 int journal_put_plan(Journal *j, const void *body, size_t body_len, const void *sig, size_t sig_len,
                      const char *msg_id, const char *reply_to, char ret_ts[JOURNAL_TS_MAX])
 {
-        _cleanup_free_ char *text = NULL;
+        _cleanup_strbuf_ StrBuf tail = STRBUF_INIT;
+        _cleanup_free_ char *buf = NULL;
         _cleanup_close_ int entry_fd = -1;
+        PlanOut po = {.body = body, .body_len = body_len, .sig = sig, .sig_len = sig ? sig_len : 0};
         char ts[JOURNAL_TS_MAX];
         JournalIndexEntry *e;
-        size_t len;
+        size_t total;
         int r;
 
-        r = plan_text(body, body_len, sig, sig_len, msg_id, reply_to, &text, &len);
+        r = plan_tail(msg_id, reply_to, &tail);
         if (r < 0)
                 return r;
+        po.tail = &tail;
+        total = strlen(PLAN_HEAD) + base64_encoded_len(po.body_len) + strlen(PLAN_MID) +
+                base64_encoded_len(po.sig_len) + tail.len;
+        po.cap = total < PLAN_CHUNK ? total : PLAN_CHUNK;
+        buf = po.buf = malloc(po.cap);
+        if (!buf)
+                return -ENOMEM;
 
         pthread_mutex_lock(&j->lock);
         r = entry_create(j, ts);
@@ -136,7 +204,8 @@ int journal_put_plan(Journal *j, const void *body, size_t body_len, const void *
                 r = entry_fd;
                 goto fail;
         }
-        r = journal_write_atomic(j, entry_fd, JOURNAL_PLAN_TMP, JOURNAL_PLAN_FILE, text, len, true);
+        r = journal_write_atomic_with(j, entry_fd, JOURNAL_PLAN_TMP, JOURNAL_PLAN_FILE, plan_fill,
+                                      &po, true);
         if (r < 0)
                 goto fail;
         /* The new entry's name in plans/ must be durable too. */

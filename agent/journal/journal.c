@@ -270,6 +270,11 @@ out:
 
 int journal_next(Journal *j, JournalEntry *ret)
 {
+        return journal_next_except(j, NULL, ret);
+}
+
+int journal_next_except(Journal *j, const char *skip_ts, JournalEntry *ret)
+{
         const JournalIndexEntry *pick = NULL;
         JournalState state = JOURNAL_PENDING;
         int r;
@@ -280,12 +285,13 @@ int journal_next(Journal *j, JournalEntry *ret)
                 goto out;
         /* The reference's main loop: unsent results first, then plans. */
         for (size_t i = 0; i < j->n_index && !pick; i++)
-                if (j->index[i].result) {
+                if (j->index[i].result && !(skip_ts && streq(j->index[i].ts, skip_ts))) {
                         pick = &j->index[i];
                         state = JOURNAL_RESULT;
                 }
         for (size_t i = 0; i < j->n_index && !pick; i++)
-                if (journal_index_state(&j->index[i], &state) &&
+                if (!(skip_ts && streq(j->index[i].ts, skip_ts)) &&
+                    journal_index_state(&j->index[i], &state) &&
                     (state == JOURNAL_PENDING || state == JOURNAL_INTERRUPTED))
                         pick = &j->index[i];
         if (pick) {

@@ -197,6 +197,11 @@ int journal_list(Journal *j, JournalEntry **ret, size_t *ret_n);
  * message), or -errno. */
 int journal_next(Journal *j, JournalEntry *ret);
 
+/* journal_next() as if entry skip_ts (NULL: none) were not there: the
+ * daemon's result in flight, published and awaiting its confirm, must not
+ * keep the next plan from starting. */
+int journal_next_except(Journal *j, const char *skip_ts, JournalEntry *ret);
+
 /* Read <ts>/plan.json. Returns 0, JOURNAL_CORRUPT with a sentence in
  * *ret_error (the daemon logs it and drops the entry with journal_remove),
  * -ENOENT, or -errno. */
