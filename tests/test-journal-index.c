@@ -81,6 +81,47 @@ START_TEST(test_no_scans)
 }
 END_TEST
 
+/* What the daemon's two lanes ask: the result in flight (published, not
+ * yet confirmed) is looked past, to the next unsent result first, else the
+ * first plan; the entry being run is never picked. */
+START_TEST(test_next_except)
+{
+        _cleanup_(journal_freep) Journal *j = NULL;
+        char a[JOURNAL_TS_MAX], b[JOURNAL_TS_MAX], c[JOURNAL_TS_MAX];
+        JournalEntry e;
+
+        j = open_test();
+        put_simple(j, a);
+        put_simple(j, b);
+        put_simple(j, c);
+        ck_assert_int_eq(journal_put_result(j, a, "{}", 2), 0);
+        ck_assert_int_eq(journal_next_except(j, NULL, &e), 1);
+        ck_assert_str_eq(e.ts, a);
+        ck_assert_int_eq(e.state, JOURNAL_RESULT);
+        /* a in flight: the first plan, b. */
+        ck_assert_int_eq(journal_next_except(j, a, &e), 1);
+        ck_assert_str_eq(e.ts, b);
+        ck_assert_int_eq(e.state, JOURNAL_PENDING);
+        /* b runs: c is next, but only the plan lane could take it. */
+        ck_assert_int_eq(journal_begin(j, b, NULL), 0);
+        ck_assert_int_eq(journal_next_except(j, a, &e), 1);
+        ck_assert_str_eq(e.ts, c);
+        /* b's result, unsent, goes before plan c; a's is still skipped. */
+        ck_assert_int_eq(journal_put_result(j, b, "{}", 2), 0);
+        ck_assert_int_eq(journal_next_except(j, a, &e), 1);
+        ck_assert_str_eq(e.ts, b);
+        ck_assert_int_eq(e.state, JOURNAL_RESULT);
+        ck_assert_int_eq(journal_next(j, &e), 1);
+        ck_assert_str_eq(e.ts, a);
+        /* Nothing but the skipped entry: nothing to do. */
+        ck_assert_int_eq(journal_remove(j, b, false), 0);
+        ck_assert_int_eq(journal_remove(j, c, false), 0);
+        ck_assert_int_eq(journal_next_except(j, a, &e), 0);
+        ck_assert_int_eq(journal_next_except(j, "999", &e), 1);
+        ck_assert_str_eq(e.ts, a);
+}
+END_TEST
+
 /* A small PRNG, so that a failing seed can be run again. */
 static uint32_t rnd_state;
 
@@ -311,6 +352,7 @@ END_TEST
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_no_scans);
+        tcase_add_test(tc, test_next_except);
         tcase_add_loop_test(tc, test_index_random, 0, 6);
 }
 
