@@ -105,6 +105,11 @@ void daemon_maybe_finish_stop(Daemon *d)
                 on_transport_stopped(d->transport, d);
 }
 
+static void on_runner_idle(Runner *r, void *userdata)
+{
+        daemon_maybe_finish_stop(userdata);
+}
+
 static void on_signal(uv_signal_t *s, int signum)
 {
         Daemon *d = s->data;
@@ -222,6 +227,8 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
                 log_error(NULL, "cannot prepare the runner: %s", strerror(-rc));
                 return 1;
         }
+        /* A stop waits for the last plan's files to be removed too. */
+        runner_set_idle_cb(d->runner, on_runner_idle, d);
 
         transport_options_from_config(&to, cfg);
         rc = transport_new(d->loop, &to, &cb, d, &d->transport);

@@ -47,13 +47,15 @@ typedef struct RunnerJob {
         const ProcRequest *req;
         ProcResult *res;
         int req_rc;
-        bool thread_done;
-        json_t *result; /* written by the plan thread before thread_done */
+        bool result_ready; /* the result is posted; the thread cleans up */
+        bool thread_done;  /* the thread has ended: join it */
+        json_t *result;    /* written by the plan thread before result_ready */
         /* Written by the plan thread before its first request, read by the
          * loop thread while it runs requests (the lock orders the two). */
         char *cache_dir; /* the plan's files directory, writable in the sandbox */
 
         /* loop thread only */
+        bool thread_started; /* false while the last plan's thread cleans up */
         Child *child;
         CgroupRun *cg_run;
         bool cg_events_logged; /* log_run_events() has spoken for this run */
@@ -77,12 +79,21 @@ struct Runner {
         uv_mutex_t lock;
         uv_cond_t cond;
         RunnerJob *job; /* the running plan, NULL when idle */
+        /* The last plan: its result is delivered, its thread still removes
+         * the plan's files. A plan started meanwhile gets its thread when
+         * this one has ended. NULL when none. */
+        RunnerJob *finishing;
+        runner_idle_cb idle_cb;
+        void *idle_userdata;
         bool stopping;
         int open_handles;
 };
 
 /* runner-plan.c: the plan thread's main function (arg is the RunnerJob). */
 void runner_plan_main(void *arg);
+
+/* runner-plan.c: an error result for job (NULL when out of memory). */
+json_t *runner_job_error(RunnerJob *job, int code, const char *message);
 
 /* runner-plan.c: the ProcRunner the plan thread hands to executors and
  * file downloads; blocks until the loop thread has run the request. */

@@ -122,6 +122,11 @@ static json_t *error_result(RunnerJob *job, int code, const char *message, const
         return res;
 }
 
+json_t *runner_job_error(RunnerJob *job, int code, const char *message)
+{
+        return error_result(job, code, message, NULL);
+}
+
 /* Executors are made before the Body runs, as the reference makes its
  * ScriptRunners: an unknown Type fails the plan before anything runs. */
 static json_t *plan_make_executors(PlanRun *p)
@@ -269,6 +274,15 @@ void runner_plan_main(void *arg)
         log_info(job->id, "plan finished: ErrorCode %lld",
                  res ? (long long)json_integer_value(json_object_get(res, "ErrorCode")) : -1LL);
 
+        /* The result goes first: removing the plan's files costs a disk
+         * some milliseconds (each freed block), which the engine need not
+         * wait for. The next plan's thread waits for it instead. */
+        uv_mutex_lock(&r->lock);
+        job->result = res;
+        job->result_ready = true;
+        uv_mutex_unlock(&r->lock);
+        uv_async_send(&r->wake);
+
         p.files = files_free(p.files);
         for (size_t i = 0; i < p.n_scripts; i++) {
                 exec_free(p.scripts[i].exec);
@@ -278,7 +292,6 @@ void runner_plan_main(void *arg)
         free(p.cwd);
 
         uv_mutex_lock(&r->lock);
-        job->result = res;
         job->thread_done = true;
         uv_mutex_unlock(&r->lock);
         uv_async_send(&r->wake);

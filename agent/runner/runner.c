@@ -48,43 +48,112 @@ static void job_free(RunnerJob *job)
         free(job);
 }
 
-static void runner_finish_job(Runner *r)
+/* body_run() may need about 1 MiB of stack on hostile input; do not
+ * depend on the default, which RLIMIT_STACK decides. */
+static int runner_thread_create(RunnerJob *job)
+{
+        int rc = uv_thread_create_ex(
+                &job->thread,
+                &(uv_thread_options_t){.flags = UV_THREAD_HAS_STACK_SIZE, .stack_size = 8u << 20},
+                runner_plan_main, job);
+
+        if (rc == 0)
+                job->thread_started = true;
+        return rc;
+}
+
+/* The plan's result is in: hand it over. Its thread goes on removing the
+ * plan's files (runner_plan_main) and is joined by runner_reap(). */
+static void runner_deliver(Runner *r)
 {
         RunnerJob *job = r->job;
         json_t *result;
 
-        uv_thread_join(&job->thread);
+        uv_timer_stop(&r->plan_timer);
+        uv_timer_stop(&r->stop_timer);
+        r->job = NULL;
+        r->finishing = job;
+        result = job->result;
+        job->result = NULL;
+        job->done(r, result, job->userdata);
+}
+
+/* A plan started while the last one's thread was still cleaning up gets
+ * its thread now. Should that fail, it ends at once with an error result. */
+static void runner_start_deferred(Runner *r)
+{
+        RunnerJob *job = r->job;
+        char msg[128];
+        json_t *result;
+        int rc;
+
+        rc = runner_thread_create(job);
+        if (rc == 0)
+                return;
+        snprintf(msg, sizeof(msg), "cannot start the plan's thread: %s", uv_strerror(rc));
+        log_error(job->id, "%s", msg);
+        result = runner_job_error(job, 1, msg);
         uv_timer_stop(&r->plan_timer);
         uv_timer_stop(&r->stop_timer);
         r->job = NULL;
         uv_unref((uv_handle_t *)&r->wake);
-        result = job->result;
-        job->result = NULL;
         job->done(r, result, job->userdata);
         job_free(job);
+        if (!r->job && r->idle_cb)
+                r->idle_cb(r, r->idle_userdata);
 }
 
-/* The plan thread posted a request or finished. */
+/* The last plan's thread has ended. */
+static void runner_reap(Runner *r)
+{
+        RunnerJob *job = r->finishing;
+
+        uv_thread_join(&job->thread);
+        r->finishing = NULL;
+        job_free(job);
+        if (r->job && !r->job->thread_started)
+                runner_start_deferred(r);
+        else if (!r->job) {
+                uv_unref((uv_handle_t *)&r->wake);
+                if (r->idle_cb)
+                        r->idle_cb(r, r->idle_userdata);
+        }
+}
+
+void runner_set_idle_cb(Runner *r, runner_idle_cb cb, void *userdata)
+{
+        r->idle_cb = cb;
+        r->idle_userdata = userdata;
+}
+
+/* The plan thread posted a request, its result, or ended. */
 static void runner_on_wake(uv_async_t *a)
 {
         Runner *r = a->data;
         RunnerJob *job = r->job;
-        bool start = false, finished = false;
+        bool start = false, ready = false, ended;
 
-        if (!job)
-                return;
         uv_mutex_lock(&r->lock);
-        if (job->state == REQUEST_PENDING) {
-                job->state = REQUEST_RUNNING;
-                start = true;
+        if (job && job->thread_started) {
+                if (job->state == REQUEST_PENDING) {
+                        job->state = REQUEST_RUNNING;
+                        start = true;
+                }
+                ready = job->result_ready;
         }
-        finished = job->thread_done;
         uv_mutex_unlock(&r->lock);
 
         if (start)
                 runner_proc_start(job);
-        if (finished)
-                runner_finish_job(r);
+        if (ready)
+                runner_deliver(r);
+        /* Looked at after the delivery: one wake-up may carry both the
+         * result and the end of the thread. */
+        uv_mutex_lock(&r->lock);
+        ended = r->finishing && r->finishing->thread_done;
+        uv_mutex_unlock(&r->lock);
+        if (ended)
+                runner_reap(r);
 }
 
 void runner_request_finish(RunnerJob *job, int rc)
@@ -407,18 +476,16 @@ int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const j
                 return -ENOMEM;
         }
         job->timeout = plan_timeout(r->cfg, plan);
-        r->job = job;
-        /* body_run() may need about 1 MiB of stack on hostile input; do not
-         * depend on the default, which RLIMIT_STACK decides. */
-        rc = uv_thread_create_ex(
-                &job->thread,
-                &(uv_thread_options_t){.flags = UV_THREAD_HAS_STACK_SIZE, .stack_size = 8u << 20},
-                runner_plan_main, job);
-        if (rc < 0) {
-                r->job = NULL;
-                job_free(job);
-                return rc;
+        /* Should the last plan's thread still be removing its files, this
+         * one's thread starts when that has ended (runner_reap). */
+        if (!r->finishing) {
+                rc = runner_thread_create(job);
+                if (rc < 0) {
+                        job_free(job);
+                        return rc;
+                }
         }
+        r->job = job;
         /* While a plan runs, its thread may wake the loop at any time, so
          * the loop must not end between two script calls. */
         uv_ref((uv_handle_t *)&r->wake);
@@ -430,7 +497,7 @@ int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const j
 
 bool runner_busy(const Runner *r)
 {
-        return r->job != NULL;
+        return r->job != NULL || r->finishing != NULL;
 }
 
 void runner_stop(Runner *r, unsigned grace_seconds)
@@ -449,6 +516,12 @@ void runner_free(Runner *r)
 {
         if (!r)
                 return;
+        /* The last plan's thread may still be removing its files when the
+         * caller did not run the loop until the runner was idle. */
+        if (r->finishing) {
+                uv_thread_join(&r->finishing->thread);
+                r->finishing = (job_free(r->finishing), NULL);
+        }
         uv_close((uv_handle_t *)&r->wake, runner_on_close);
         uv_close((uv_handle_t *)&r->plan_timer, runner_on_close);
         uv_close((uv_handle_t *)&r->stop_timer, runner_on_close);

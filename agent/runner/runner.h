@@ -44,12 +44,23 @@ int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner *
 /* Start a plan. plan is borrowed (copied). source_id is the value the
  * result's SourceID takes when the plan has no ID (the AMQP message_id; NULL
  * gives ""), reply_to likewise for ReplyTo. done is called once, later, on
- * the loop thread. Returns 0, -EBUSY when a plan is running, -ESHUTDOWN
- * after runner_stop(), or a negative errno (then done is never called). */
+ * the loop thread, as soon as the result is known; the plan's files are
+ * removed after that, on the plan's thread, and the runner is busy
+ * (runner_busy()) until they are. A plan started meanwhile is accepted: its
+ * thread starts once that removal is over. Returns 0, -EBUSY when a plan
+ * is running (done not called yet), -ESHUTDOWN after runner_stop(), or a
+ * negative errno (then done is never called). */
 int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const json_t *reply_to,
                  runner_done_cb done, void *userdata);
 
+/* A plan runs, or the last one's files are still being removed. */
 bool runner_busy(const Runner *r);
+
+/* cb (NULL: none) is called on the loop thread each time the runner stops
+ * being busy, which may be after done was called: what waits for an idle
+ * runner (a stop) waits for this. */
+typedef void (*runner_idle_cb)(Runner *r, void *userdata);
+void runner_set_idle_cb(Runner *r, runner_idle_cb cb, void *userdata);
 
 /* Take no new plans; give a running script grace_seconds to finish, then
  * kill its tree. The running plan still reports, with the interrupted error

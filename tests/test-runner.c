@@ -1,0 +1,180 @@
+/* Tests for the runner's hand-over of a finished plan: the result comes
+ * first, the plan's files are removed after it on the plan's thread, the
+ * runner stays busy (and a stop waits) until they are gone, and a plan
+ * started meanwhile is accepted and runs once the removal is over. The
+ * sandbox is off, so that no cgroup or root is needed. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config/config.h"
+#include "runner/runner.h"
+#include "util/macro.h"
+
+#define PLAN_FMT                                                                                   \
+        "{\"FormatVersion\": \"2.1.0\", \"ID\": \"%s\", \"Action\": \"Execute\","                  \
+        " \"Body\": \"return echo().stdout\","                                                     \
+        " \"Scripts\": {\"echo\": {\"Type\": \"Application\", \"Version\": \"1.0.0\","             \
+        " \"EntryPoint\": \"f\", \"Files\": [], \"Options\": {\"captureStdout\": true}}},"         \
+        " \"Files\": {\"f\": {\"Name\": \"echo.sh\", \"BodyType\": \"Text\","                      \
+        " \"Body\": \"#!/bin/sh\\necho %s\\n\"}}}"
+
+typedef struct Fixture {
+        uv_loop_t loop;
+        Config *cfg;
+        Runner *runner;
+        char storage[64];
+        /* What the callbacks saw. */
+        int n_done;
+        int n_idle;
+        char bodies[2][32];
+        bool busy_in_done[2];
+        bool files_in_done[2];
+        int start_rc; /* the second plan's runner_start(), from the first done */
+        bool start_second;
+} Fixture;
+
+static Fixture fx;
+
+static json_t *plan_new(const char *id, const char *word)
+{
+        char text[1024];
+
+        snprintf(text, sizeof(text), PLAN_FMT, id, word);
+        return json_loads(text, 0, NULL);
+}
+
+static bool exists(const char *id)
+{
+        char path[256];
+        struct stat st;
+
+        snprintf(path, sizeof(path), "%s/files/%s", fx.storage, id);
+        return lstat(path, &st) == 0;
+}
+
+static void on_done(Runner *r, json_t *result, void *userdata)
+{
+        int k = fx.n_done++;
+        const json_t *body = json_object_get(result, "Body");
+
+        ck_assert_int_lt(k, 2);
+        ck_assert_int_eq(json_integer_value(json_object_get(result, "ErrorCode")), 0);
+        snprintf(fx.bodies[k], sizeof(fx.bodies[k]), "%s",
+                 json_is_string(body) ? json_string_value(body) : "?");
+        fx.busy_in_done[k] = runner_busy(r);
+        fx.files_in_done[k] = exists(userdata);
+        json_decref(result);
+        if (k == 0 && fx.start_second) {
+                _cleanup_json_ json_t *plan = plan_new("second", "two");
+
+                /* The first plan's thread may still be removing its files:
+                 * the start is accepted all the same. */
+                fx.start_rc = runner_start(r, plan, NULL, NULL, on_done, (void *)"second");
+        }
+}
+
+static void on_idle(Runner *r, void *userdata)
+{
+        fx.n_idle++;
+        /* Idle means idle: nothing left to remove. */
+        ck_assert(!runner_busy(r));
+        ck_assert(!exists("first"));
+        if (fx.start_second)
+                ck_assert(!exists("second"));
+}
+
+static void setup(void)
+{
+        char *warning = NULL, *error = NULL;
+
+        memset(&fx, 0, sizeof(fx));
+        snprintf(fx.storage, sizeof(fx.storage), "/tmp/test-runner.XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(fx.storage));
+        ck_assert_int_eq(config_new_default(&fx.cfg), 0);
+        fx.cfg->sandbox.enabled = false;
+        ck_assert_int_eq(uv_loop_init(&fx.loop), 0);
+        ck_assert_int_eq(runner_new(&fx.loop, fx.cfg, fx.storage, &fx.runner, &warning, &error), 0);
+        free(warning);
+        free(error);
+        runner_set_idle_cb(fx.runner, on_idle, NULL);
+}
+
+static void teardown(void)
+{
+        char path[256];
+
+        runner_free(fx.runner);
+        uv_run(&fx.loop, UV_RUN_DEFAULT);
+        ck_assert_int_eq(uv_loop_close(&fx.loop), 0);
+        config_free(fx.cfg);
+        snprintf(path, sizeof(path), "%s/files", fx.storage);
+        (void)rmdir(path);
+        ck_assert_int_eq(rmdir(fx.storage), 0);
+}
+
+/* One plan: its result arrives while the runner is still busy with its
+ * files, which are gone when the loop ends and the idle callback ran. */
+START_TEST(test_result_before_removal)
+{
+        _cleanup_json_ json_t *plan = plan_new("first", "one");
+
+        ck_assert_int_eq(runner_start(fx.runner, plan, NULL, NULL, on_done, (void *)"first"), 0);
+        ck_assert(runner_busy(fx.runner));
+        ck_assert_int_eq(uv_run(&fx.loop, UV_RUN_DEFAULT), 0);
+        ck_assert_int_eq(fx.n_done, 1);
+        ck_assert_str_eq(fx.bodies[0], "one");
+        /* Still busy in its done callback: the thread had the files to
+         * remove yet (whether it had begun is up to the scheduler). */
+        ck_assert(fx.busy_in_done[0]);
+        ck_assert_int_eq(fx.n_idle, 1);
+        ck_assert(!runner_busy(fx.runner));
+        ck_assert(!exists("first"));
+}
+END_TEST
+
+/* A second plan started from the first one's done callback is accepted,
+ * runs after the first one's files are gone, and both answer. */
+START_TEST(test_start_while_removing)
+{
+        _cleanup_json_ json_t *plan = plan_new("first", "one");
+
+        fx.start_second = true;
+        ck_assert_int_eq(runner_start(fx.runner, plan, NULL, NULL, on_done, (void *)"first"), 0);
+        /* A plan that has not answered yet is running: no second one. */
+        ck_assert_int_eq(runner_start(fx.runner, plan, NULL, NULL, on_done, (void *)"first"),
+                         -EBUSY);
+        ck_assert_int_eq(uv_run(&fx.loop, UV_RUN_DEFAULT), 0);
+        ck_assert_int_eq(fx.start_rc, 0);
+        ck_assert_int_eq(fx.n_done, 2);
+        ck_assert_str_eq(fx.bodies[0], "one");
+        ck_assert_str_eq(fx.bodies[1], "two");
+        /* The second plan ran in a files directory of its own, present
+         * until its own result was in. */
+        ck_assert(fx.files_in_done[1]);
+        ck_assert_int_eq(fx.n_idle, 1);
+        ck_assert(!runner_busy(fx.runner));
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("runner");
+        TCase *tc = tcase_create("handover");
+        SRunner *sr;
+        int failed;
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, test_result_before_removal);
+        tcase_add_test(tc, test_start_while_removing);
+        suite_add_tcase(s, tc);
+        sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
