@@ -1,35 +1,42 @@
-/* A test hook for the integration tests' kill -9 runs
- * (tests/integration/kill9.sh): MURANOAGENT_CRASH_AT=POINT[:N] makes the
- * daemon kill itself with SIGKILL the N-th time (default 1) it reaches
- * POINT, so that a test can stop it at an exact step of a plan's life
- * instead of hoping a random sleep lands there. The points, in that order:
+/* Test hooks for the integration tests' kill -9 and SIGTERM runs
+ * (tests/integration/kill9.sh, sigterm.sh): MURANOAGENT_CRASH_AT=POINT[:N]
+ * makes the daemon kill itself with SIGKILL the N-th time (default 1) it
+ * reaches POINT, so that a test can stop it at an exact step of a plan's
+ * life instead of hoping a random sleep lands there; MURANOAGENT_STOP_AT
+ * does the same with SIGTERM, a stop request, and where the point is on a
+ * thread-pool thread it waits until the loop has taken the request in. The
+ * points, in that order:
  *
  *   stored     the plan is durably in the journal; the ack is not sent
+ *   checked    the plan passed its checks (thread pool); it is not marked
+ *              running yet
  *   begun      the plan is marked running (and its stamp taken); nothing ran
  *   result     the result is durably in the journal; it is not published
  *   published  the result was handed to the transport; no confirm yet
  *   confirmed  the broker confirmed the result; the entry is not removed
  *
- * Unset (always, outside tests) it costs one branch per point. SIGKILL, not
- * abort(): nothing of ours may run on the way out, exactly as with kill -9
- * from outside, and no core file is written. */
+ * Unset (always, outside tests) each costs one branch per point. SIGKILL,
+ * not abort(): nothing of ours may run on the way out, exactly as with
+ * kill -9 from outside, and no core file is written. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon/daemon-internal.h"
 #include "log/log.h"
 
-static const char *const points[] = {"stored", "begun", "result", "published", "confirmed"};
+static const char *const points[] = {"stored",    "checked",  "begun",
+                                     "result",    "published", "confirmed"};
 
-void daemon_crash_init(Daemon *d)
+static void hook_init(const char *var, const char *what, DaemonHook *h)
 {
-        const char *v = getenv("MURANOAGENT_CRASH_AT");
+        const char *v = getenv(var);
         size_t len;
         unsigned long n = 1;
 
-        d->crash_point = NULL;
+        h->point = NULL;
         if (!v || !*v)
                 return;
         len = strcspn(v, ":");
@@ -41,25 +48,45 @@ void daemon_crash_init(Daemon *d)
         }
         for (size_t i = 0; n > 0 && i < sizeof(points) / sizeof(points[0]); i++)
                 if (strlen(points[i]) == len && strncmp(points[i], v, len) == 0)
-                        d->crash_point = points[i];
-        if (!d->crash_point) {
-                log_warning(NULL,
-                            "MURANOAGENT_CRASH_AT=%s is not POINT[:N] with a known point; "
-                            "ignoring it",
+                        h->point = points[i];
+        if (!h->point) {
+                log_warning(NULL, "%s=%s is not POINT[:N] with a known point; ignoring it", var,
                             v);
                 return;
         }
-        d->crash_countdown = (unsigned)n;
-        log_warning(NULL, "test hook: the agent kills itself at '%s' (time %lu)", d->crash_point,
-                    n);
+        h->countdown = (unsigned)n;
+        log_warning(NULL, "test hook: the agent %s at '%s' (time %lu)", what, h->point, n);
+}
+
+void daemon_crash_init(Daemon *d)
+{
+        d->loop_thread = uv_thread_self();
+        hook_init("MURANOAGENT_CRASH_AT", "kills itself", &d->crash);
+        hook_init("MURANOAGENT_STOP_AT", "sends itself SIGTERM", &d->stop_hook);
+}
+
+/* Whether h fires at point now. One plan is at one point at a time (the
+ * pump's lanes see to that), so the countdown needs no lock. */
+static bool hook_fires(DaemonHook *h, const char *point)
+{
+        if (!h->point || strcmp(h->point, point) != 0)
+                return false;
+        return --h->countdown == 0;
 }
 
 void daemon_crash_point(Daemon *d, const char *point)
 {
-        if (!d->crash_point || strcmp(d->crash_point, point) != 0)
-                return;
-        if (--d->crash_countdown > 0)
-                return;
-        log_warning(NULL, "test hook: killing the agent at '%s'", point);
-        raise(SIGKILL);
+        if (hook_fires(&d->crash, point)) {
+                log_warning(NULL, "test hook: killing the agent at '%s'", point);
+                raise(SIGKILL);
+        }
+        if (hook_fires(&d->stop_hook, point)) {
+                log_warning(NULL, "test hook: SIGTERM at '%s'", point);
+                kill(getpid(), SIGTERM);
+                /* Off the loop thread, wait until the loop has taken the
+                 * stop in, as if it had come just before this point. */
+                if (!uv_thread_equal(&d->loop_thread, &(uv_thread_t){uv_thread_self()}))
+                        for (int i = 0; i < 10000 && !daemon_stop_requested(d); i++)
+                                usleep(1000);
+        }
 }

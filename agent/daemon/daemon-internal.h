@@ -25,6 +25,13 @@
  * (daemon-pump.c) must meet the same limit. */
 #define DAEMON_MAX_PLAN_FILE ((size_t)256 << 20)
 
+/* A test hook: the point it fires at (NULL: off) and how many more times
+ * that point is reached before it does. */
+typedef struct DaemonHook {
+        const char *point;
+        unsigned countdown;
+} DaemonHook;
+
 typedef struct Daemon {
         uv_loop_t *loop;
         const Config *cfg;
@@ -67,9 +74,10 @@ typedef struct Daemon {
         int exit_status;
         uint64_t n_plans; /* plans finished since start, for STATUS= */
 
-        /* The MURANOAGENT_CRASH_AT test hook (daemon-crash.c); NULL when off. */
-        const char *crash_point;
-        unsigned crash_countdown;
+        /* The MURANOAGENT_CRASH_AT and _STOP_AT test hooks (daemon-crash.c). */
+        DaemonHook crash;
+        DaemonHook stop_hook;
+        uv_thread_t loop_thread;
 } Daemon;
 
 /* daemon-pump.c */
@@ -82,11 +90,19 @@ bool daemon_idle(const Daemon *d);
 /* Called when everything the stop waits for is over. */
 void daemon_maybe_finish_stop(Daemon *d);
 
-/* daemon-crash.c: the MURANOAGENT_CRASH_AT=POINT[:N] test hook, off unless
- * the variable is set. daemon_crash_point() kills the agent with SIGKILL
- * the N-th time POINT is reached. */
+/* daemon-crash.c: the MURANOAGENT_CRASH_AT=POINT[:N] and
+ * MURANOAGENT_STOP_AT=POINT[:N] test hooks, off unless the variables are
+ * set. daemon_crash_point() kills the agent with SIGKILL (or sends it
+ * SIGTERM) the N-th time POINT is reached. Call daemon_crash_init() on the
+ * loop thread. */
 void daemon_crash_init(Daemon *d);
 void daemon_crash_point(Daemon *d, const char *point);
+
+/* Whether a stop was asked for (SIGTERM or SIGINT); safe on any thread. */
+static inline bool daemon_stop_requested(const Daemon *d)
+{
+        return __atomic_load_n(&d->stopping, __ATOMIC_ACQUIRE);
+}
 
 /* daemon-notify.c: systemd's notify protocol (sd_notify(3)) without
  * libsystemd, a no-op outside systemd. daemon_notify_send() sends text as

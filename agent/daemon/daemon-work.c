@@ -201,6 +201,16 @@ static void work_prepare(DaemonWork *w)
                 return;
         }
 
+        /* A stop that came while the plan was checked: it stays pending and
+         * runs at the next start, rather than be marked running here and
+         * answered as interrupted then, though it never ran. */
+        daemon_crash_point(d, "checked");
+        if (daemon_stop_requested(d)) {
+                note(w, LOG_LEVEL_INFO,
+                     "stopping: entry %s stays in the journal and runs at the next start", w->ts);
+                w->outcome = OUTCOME_NONE;
+                return;
+        }
         rc = journal_begin(d->journal, w->ts, json_object_get(plan, "Stamp"));
         if (rc == JOURNAL_STAMP_OLD) {
                 /* As the reference: replay protection drops it silently. */

@@ -126,7 +126,8 @@ static void on_signal(uv_signal_t *s, int signum)
         }
         log_info(NULL, "%s: stopping (a running script gets %u s)", strsignal(signum),
                  d->cfg->agent.stop_grace);
-        d->stopping = true;
+        /* Read by the checks on the thread pool too (daemon_stop_requested). */
+        __atomic_store_n(&d->stopping, true, __ATOMIC_RELEASE);
         daemon_notify_stopping();
         runner_stop(d->runner, d->cfg->agent.stop_grace);
         /* Results already journaled may still go out before the connection

@@ -5,7 +5,8 @@
 # after kill_grace if it ignores that), and the plan's result is the
 # interrupted error 103, published before the agent exits or, if not, at the
 # next start. Either way there is exactly one result, the agent exits 0, and
-# no process of the script is left (its pid and its child's are gone).
+# no process of the script is left (its pid and its child's are gone). A
+# stop that comes while a plan is checked leaves it to run at the next start.
 # The plans' scripts are written in single quotes: $1 is theirs.
 # shellcheck disable=SC2016
 # shellcheck source=tests/integration/common.sh
@@ -119,6 +120,30 @@ if [ "$got" = 0 ]; then
     agent_stop a
 fi
 same "twice: one result, 103" "twice	103" "$(results_table "$T/res-twice" | cut -f1,2)"
+
+# ---- a stop while the plan is checked: it waits for the next start ----
+# MURANOAGENT_STOP_AT=checked sends the agent SIGTERM after the plan's
+# checks and before it is marked running. The plan must not be answered as
+# interrupted (it never ran): it stays pending and runs at the next start.
+script_plan "$T/checked.json" checked "$(printf '#!/bin/sh\necho "ran $1"\n')"
+agent_start a MURANOAGENT_STOP_AT=checked
+agent_wait_consuming a "$((++starts))" || bail "the agent did not start consuming"
+amqp publish "$q" "$T/checked.json" >/dev/null
+agent_wait_exit a 20
+same "checked: the agent exits 0" 0 "$AGENT_STATUS"
+check "checked: the log says the plan waits" \
+    log_has a "stays in the journal and runs at the next start"
+same "checked: nothing published before the restart" 0 "$(amqp drain --idle 1000 "$rq")"
+e=$(journal_entries a)
+same "checked: its entry holds plan.json only, no running mark" plan.json \
+    "$(ls "$T/a/storage/plans/$e" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+agent_start a
+agent_wait_consuming a "$((++starts))" || bail "the agent did not start consuming"
+mkdir -p "$T/res-checked"
+amqp drain --count 1 --idle 10000 --out "$T/res-checked" "$rq" >/dev/null
+agent_stop a
+same "checked: one result, the real one" "$(printf 'checked\t0\t"ran checked"')" \
+    "$(results_table "$T/res-checked" | cut -f1,2,4)"
 
 same "nothing more comes" 0 "$(amqp drain --idle 1000 "$rq")"
 same "the journal holds no entry" "" "$(journal_entries a)"
