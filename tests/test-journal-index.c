@@ -75,6 +75,13 @@ START_TEST(test_no_scans)
         ck_assert_int_eq(journal_put_result(j, ts, "{\"SourceID\": \"new2\"}", 21), 0);
         ck_assert_int_eq(journal_remove(j, ts, false), 0);
         ck_assert_uint_eq(fx.n_fsync, 8 + 3 + 1 + 2);
+        /* From then on the stamp file, its name durable and the digits as
+         * many, is written in place: the removal that settles a new stamp
+         * costs one fsync, and no rename replaces a block. */
+        put_stamped(j, ts, 12346);
+        ck_assert_int_eq(journal_put_result(j, ts, "{\"SourceID\": \"new3\"}", 21), 0);
+        ck_assert_int_eq(journal_remove(j, ts, true), 0);
+        ck_assert_uint_eq(fx.n_fsync, 14 + 3 + 1 + 2 + 1);
         ck_assert_uint_eq(fx.n_listings, 0);
         ck_assert_uint_eq(fx.n_access, 0);
         ck_assert_uint_eq(fx.n_stat, 0);

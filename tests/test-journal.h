@@ -31,6 +31,7 @@ static char storage[64];
 static struct {
         int calls;        /* file operations so far */
         int fail_at;      /* fail this call (1-based); 0 = none */
+        int fail_through; /* and every call up to this one; 0 = only that one */
         int fail_errno;   /* with this errno; 0 = EIO (ENOSPC for write) */
         int crash_at;     /* _exit() before this call; 0 = never */
         int failed_errno; /* the errno of the call that failed */
@@ -48,6 +49,7 @@ static struct {
         bool power_loss;        /* a crash is a power loss */
         bool tmp_synced;        /* plans/.stamp.tmp was fsync'd since it was opened */
         bool stamp_synced;      /* the inode named plans/stamp was fsync'd */
+        bool stamp_named;       /* ... and plans/ too since it got that name */
         int stamp_durable;      /* what a power loss leaves: 0 absent, 1 text, 2 damaged */
         char stamp_text[32];    /* the text, when 1 */
         char running[PATH_MAX]; /* an entry whose `running` is not yet durable, or "" */
@@ -91,8 +93,11 @@ static inline char *pathf(const char *fmt, ...)
 /* A power loss on ext4 without a journal, for the names the stamp rests
  * on: the stamp file keeps what it named at the last fsync of plans/, and
  * that inode's text only if the inode was fsync'd before (else it is
- * damaged: empty, here); a `running` whose directory was not fsync'd
- * since it was made is gone. Everything else is taken as durable at
+ * damaged: empty, here); an inode already named durably keeps the text of
+ * its last fsync, and a write in place since then counts as damage at the
+ * next fsync of plans/ (worse than the old or the new text a device leaves
+ * of a write within one sector); a `running` whose directory was not
+ * fsync'd since it was made is gone. Everything else is taken as durable at
  * once, which is the worst case for the stamp: removals, which take
  * plans away, are never undone. */
 static inline void power_loss(void)
@@ -129,21 +134,32 @@ static inline void model(const char *op, int fd, const char *path, const char *p
                 fx.tmp_synced = true;
         if (streq(op, "fsync") && streq(a, fx.running))
                 fx.running[0] = '\0';
-        if (streq(op, "fsync") && streq(a, "plans")) {
+        if (streq(op, "write") && streq(a, "plans/stamp"))
+                fx.stamp_synced = false;
+        if ((streq(op, "fsync") && streq(a, "plans")) ||
+            (streq(op, "fsync") && streq(a, "plans/stamp") && fx.stamp_named)) {
                 _cleanup_free_ char *sp = pathf("plans/stamp"), *text = NULL;
                 size_t len;
 
+                if (streq(a, "plans/stamp"))
+                        fx.stamp_synced = true;
                 fx.stamp_durable = 0;
+                fx.stamp_named = false;
                 if (file_read_all(sp, 64, &text, &len) == 0) {
                         fx.stamp_durable = fx.stamp_synced ? 1 : 2;
+                        fx.stamp_named = true;
                         snprintf(fx.stamp_text, sizeof(fx.stamp_text), "%s", text);
                 }
+        } else if (streq(op, "fsync") && streq(a, "plans/stamp")) {
+                fx.stamp_synced = true;
         }
         if (!path2)
                 return;
         fd_path(fd, path2, b);
-        if (streq(op, "renameat") && streq(b, "plans/stamp"))
+        if (streq(op, "renameat") && streq(b, "plans/stamp")) {
                 fx.stamp_synced = fx.tmp_synced;
+                fx.stamp_named = false;
+        }
         if (streq(op, "linkat") && strlen(b) > 8 && streq(b + strlen(b) - 8, "/running")) {
                 snprintf(fx.running, sizeof(fx.running), "%s", b);
                 fx.running[strlen(b) - 8] = '\0';
@@ -171,7 +187,8 @@ static inline bool step(const char *op, int fd, const char *path, const char *pa
                 }
                 strbuf_putc(&fx.trace, '\n');
         }
-        if (fx.fail_at && fx.calls == fx.fail_at) {
+        if (fx.fail_at && fx.calls >= fx.fail_at &&
+            fx.calls <= (fx.fail_through > fx.fail_at ? fx.fail_through : fx.fail_at)) {
                 errno = fx.fail_errno ? fx.fail_errno : dflt;
                 fx.failed_errno = errno;
                 return true;

@@ -72,6 +72,12 @@ struct Journal {
          * crashed process wrote without fsync may be in the page cache
          * only, and no Stamp of 0 or less is ever accepted. */
         int64_t durable_stamp;
+        /* The stamp file as this process left it: its length (-1 when
+         * absent or not known), and whether its name is durable (plans/
+         * fsync'd since it was made; false at open, for the same reason).
+         * A new value of that length is written in place (journal-stamp.c). */
+        int stamp_len;
+        bool stamp_name_durable;
         JournalOpenReport report;
 
         /* Every entry directory in plans/, sorted by name (strcmp, the
