@@ -3,13 +3,13 @@
  * runner stays busy (and a stop waits) until they are gone, and a plan
  * started meanwhile is accepted and runs once the removal is over. The
  * sandbox is off, so that no cgroup or root is needed. */
-#include <check.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check-main.h"
 #include "config/config.h"
 #include "runner/runner.h"
 #include "util/macro.h"
@@ -160,21 +160,13 @@ START_TEST(test_start_while_removing)
 }
 END_TEST
 
-int main(void)
+static void add_tests(TCase *tc)
 {
-        Suite *s = suite_create("runner");
-        TCase *tc = tcase_create("handover");
-        SRunner *sr;
-        int failed;
-
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_result_before_removal);
         tcase_add_test(tc, test_start_while_removing);
-        suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+int main(void)
+{
+        return check_main_one("runner", "handover", setup, teardown, 60, add_tests);
 }
