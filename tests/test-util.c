@@ -394,9 +394,10 @@ static size_t ref_encode(char *out, const unsigned char *p, size_t len)
 /* Both decoders on t[0..len) against the references. */
 static void check_both(const unsigned char *t, size_t len)
 {
-        _cleanup_free_ unsigned char *want = malloc(len + 1);
+        _cleanup_free_ unsigned char *want = malloc(len + 1), *buf = NULL;
         char *out = NULL, *why = NULL, want_why[160] = "";
-        size_t out_len = 0, want_len = 0;
+        size_t out_len = 0, want_len = 0, step, n = 0;
+        Base64Decoder d = BASE64_DECODER_INIT;
         int r, want_r;
 
         ck_assert_ptr_nonnull(want);
@@ -408,6 +409,28 @@ static void check_both(const unsigned char *t, size_t len)
                 ck_assert(memcmp(out, want, want_len) == 0);
                 ck_assert_int_eq(out[out_len], '\0');
                 free(out);
+        } else {
+                ck_assert_str_eq(why, want_why);
+                free(why);
+        }
+
+        /* The same text piece by piece, cut every 1 to 5 bytes (by its
+         * length, so that the many texts of the callers try all five). */
+        buf = malloc(base64_decoded_max(len) + 8 * 3);
+        ck_assert_ptr_nonnull(buf);
+        step = 1 + len % 5;
+        for (size_t i = 0; i < len; i += step) {
+                size_t k = len - i < step ? len - i : step;
+                size_t got = base64_decoder_feed(&d, (const char *)t + i, k, buf + n);
+
+                ck_assert_uint_le(got, base64_decoded_max(k));
+                n += got;
+        }
+        r = base64_decoder_finish(&d, &why);
+        ck_assert_int_eq(r, want_r);
+        if (r == 0) {
+                ck_assert_uint_eq(n, want_len);
+                ck_assert(memcmp(buf, want, want_len) == 0);
         } else {
                 ck_assert_str_eq(why, want_why);
                 free(why);

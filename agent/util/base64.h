@@ -10,6 +10,7 @@
  * only what b64encode writes, for files the agents write themselves. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "util/strbuf.h"
@@ -34,6 +35,30 @@ int base64_append(StrBuf *out, const void *data, size_t len);
  * characters (5) cannot be 1 more than a multiple of 4"), owned; or
  * -ENOMEM. */
 int base64_decode(const char *text, size_t len, char **ret, size_t *ret_len, char **ret_error);
+
+/* base64_decode() piece by piece, for text too large to decode into one
+ * buffer: feed each piece in order, then finish. */
+typedef struct Base64Decoder {
+        unsigned char leftchar; /* the bits of the quantum not yet written */
+        int quad_pos;           /* alphabet characters of the quantum seen, 0-3 */
+        int pads;               /* '=' seen since the last alphabet character */
+        bool done;              /* a pad ended the data: the rest is ignored */
+        size_t n;               /* bytes written so far */
+} Base64Decoder;
+
+#define BASE64_DECODER_INIT ((Base64Decoder){0})
+
+/* The most bytes base64_decoder_feed() writes for a piece of len bytes. */
+size_t base64_decoded_max(size_t len);
+
+/* Decode the next piece text[0..len) into out, which has room for
+ * base64_decoded_max(len) bytes; returns how many bytes it wrote. Pieces
+ * may be cut anywhere. */
+size_t base64_decoder_feed(Base64Decoder *d, const char *text, size_t len, void *out);
+
+/* After the last piece: 0 when the whole text was valid, else 1 with
+ * *ret_error as base64_decode() words it (owned), or -ENOMEM. */
+int base64_decoder_finish(const Base64Decoder *d, char **ret_error);
 
 /* Decode text that is exactly what b64encode writes: groups of four
  * alphabet characters, the last of which may end in "=" or "==" (the bits
