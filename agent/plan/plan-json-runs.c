@@ -85,8 +85,12 @@ int plan_runs_stand_in(const char *data, size_t len, const PlanRuns *runs, char 
         size_t size = len + 1, from = 0, out = 0;
         char *text;
 
-        for (size_t i = 0; i < runs->n; i++)
+        /* Only what is left of the text: for a plan that is mostly one
+         * long run, a few hundred bytes instead of a mapping of its size. */
+        for (size_t i = 0; i < runs->n; i++) {
+                size -= runs->run[i].len;
                 size += 2 * ESCAPED_NUL_LEN + INDEX_MAX_LEN;
+        }
         text = malloc(size);
         if (!text)
                 return -ENOMEM;
@@ -145,13 +149,21 @@ static long placeholder(Restore *st, const char *p, const char *end, bool claim,
 }
 
 /* Put the runs back into one string value. 0, 1 when a placeholder is not
- * as written, or -ENOMEM. */
+ * as written, or -ENOMEM.
+ *
+ * jansson copies the text it is given, so a value of several pieces (a
+ * run and the "\n" after it, as the engine's Base64 files end) is given
+ * its full length of the plan's own text, placed so that the longest run
+ * lands where it belongs, and the other pieces are then written into
+ * jansson's copy: a 2.8 MB value is copied once, not assembled in a
+ * buffer of its own first. The text read is the string's own (a value is
+ * never longer than the text that spells it), so it stays inside data. */
 static int restore_string(Restore *st, json_t *string)
 {
         const char *value = json_string_value(string), *end, *p, *next;
-        size_t len = json_string_length(string), total = 0, pieces = 0;
-        _cleanup_free_ char *buf = NULL;
-        const PlanRun *run = NULL;
+        size_t len = json_string_length(string), total = 0, pieces = 0, big_at = 0;
+        const PlanRun *run = NULL, *big = NULL;
+        _cleanup_free_ char *small = NULL;
         char *out;
         long index;
 
@@ -159,7 +171,7 @@ static int restore_string(Restore *st, json_t *string)
         if (!memchr(value, '\0', len))
                 return 0;
 
-        /* Claim the placeholders and measure the value. */
+        /* Claim the placeholders, measure the value, find its longest run. */
         for (p = value; p < end; p = next) {
                 const char *nul = memchr(p, '\0', (size_t)(end - p));
 
@@ -175,20 +187,30 @@ static int restore_string(Restore *st, json_t *string)
                 if (index < 0)
                         return 1;
                 run = &st->runs->run[index];
+                if (!big || run->len > big->len) {
+                        big = run;
+                        big_at = total;
+                }
                 total += run->len;
                 pieces++;
         }
 
-        /* The usual case, a value that is one run, needs no buffer. */
+        /* The usual case, a value that is one run, is its text. */
         if (pieces == 1)
-                return json_string_setn_nocheck(string, st->data + run->start, run->len) ? -ENOMEM
+                return json_string_setn_nocheck(string, st->data + big->start, big->len) ? -ENOMEM
                                                                                          : 0;
 
-        buf = malloc(total);
-        if (!buf)
+        /* The pieces are read from the old value, which the set frees. */
+        small = malloc(len);
+        if (!small)
                 return -ENOMEM;
-        out = buf;
-        for (p = value; p < end; p = next) {
+        memcpy(small, value, len);
+        if (json_string_setn_nocheck(string, st->data + big->start - big_at, total) < 0)
+                return -ENOMEM;
+        /* jansson's own copy, which it made for this value alone. */
+        out = (char *)json_string_value(string);
+        end = small + len;
+        for (p = small; p < end; p = next) {
                 const char *nul = memchr(p, '\0', (size_t)(end - p));
 
                 if (!nul) {
@@ -198,10 +220,11 @@ static int restore_string(Restore *st, json_t *string)
                 memcpy(out, p, (size_t)(nul - p));
                 out += nul - p;
                 run = &st->runs->run[placeholder(st, nul, end, false, &next)];
-                memcpy(out, st->data + run->start, run->len);
+                if (run != big)
+                        memcpy(out, st->data + run->start, run->len);
                 out += run->len;
         }
-        return json_string_setn_nocheck(string, buf, total) ? -ENOMEM : 0;
+        return 0;
 }
 
 /* Depth-first over the tree; the depth is bounded by the bracket scan's
