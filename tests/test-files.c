@@ -17,6 +17,7 @@
 #include "files/files.h"
 #include "plan/plan.h"
 #include "test-files.h"
+#include "util/base64.h"
 #include "util/strbuf.h"
 
 /* --- layout ------------------------------------------------------------- */
@@ -234,6 +235,60 @@ START_TEST(test_base64_engine_style)
         ck_assert_uint_eq(len, 4);
         ck_assert(memcmp(data, "\x00\xff\x00\xff", 4) == 0);
         free(data);
+}
+END_TEST
+
+/* A body of many pieces (the file is decoded 64 KiB of text at a time),
+ * wrapped at 76 characters as MIME writes it, so that pieces are cut in
+ * the middle of quanta and of line breaks. */
+START_TEST(test_base64_large)
+{
+        _cleanup_plan_error_ PlanError err = PLAN_ERROR_INIT;
+        _cleanup_free_ unsigned char *bytes = malloc(300001);
+        _cleanup_free_ char *b64 = malloc(base64_encoded_len(300001)), *data = NULL;
+        _cleanup_strbuf_ StrBuf file = STRBUF_INIT;
+        uint32_t x = 88172645u;
+        size_t k, len;
+
+        ck_assert_ptr_nonnull(bytes);
+        ck_assert_ptr_nonnull(b64);
+        for (size_t i = 0; i < 300001; i++) {
+                x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+                bytes[i] = (unsigned char)x;
+        }
+        k = base64_encode(b64, bytes, 300001);
+        ck_assert_int_ge(strbuf_puts(&file, "\"x\": {\"Name\": \"b\", \"BodyType\": \"Base64\", "
+                                            "\"Body\": \""),
+                         0);
+        for (size_t i = 0; i < k; i += 76) {
+                ck_assert_int_ge(strbuf_append(&file, b64 + i, k - i < 76 ? k - i : 76), 0);
+                ck_assert_int_ge(strbuf_puts(&file, "\\n"), 0);
+        }
+        ck_assert_int_ge(strbuf_puts(&file, "\"}"), 0);
+        prepare_one(file.data, "b", &data, &len, &err, 0);
+        ck_assert_uint_eq(len, 300001);
+        ck_assert(memcmp(data, bytes, len) == 0);
+}
+END_TEST
+
+/* As the reference, which opens the file before it decodes: an invalid
+ * body leaves the file there, empty. */
+START_TEST(test_base64_invalid_empty)
+{
+        _cleanup_plan_error_ PlanError err = PLAN_ERROR_INIT;
+        _cleanup_(files_freep) Files *f = NULL;
+        _cleanup_json_ json_t *plan = one_script_plan(
+                "[\"x\"]", "\"x\": {\"Name\": \"b\", \"BodyType\": \"Base64\", \"Body\": "
+                           "\"QUJD\\nQUJDRA\\n\"}");
+        _cleanup_free_ char *path = NULL, *p = NULL, *data = NULL;
+        size_t len = 1;
+
+        ck_assert_int_eq(files_new(storage, "p1", plan, NULL, NULL, &f), 0);
+        ck_assert_int_eq(files_prepare_script(f, "s", &path, &err), FILES_FAILED);
+        ck_assert_str_eq(err.message, "Incorrect padding");
+        p = pathf("%s/x", files_cache_dir(f));
+        data = slurp(p, &len);
+        ck_assert_uint_eq(len, 0);
 }
 END_TEST
 
@@ -508,6 +563,8 @@ int main(void)
         tcase_add_test(tc, test_text_byte_exact);
         tcase_add_test(tc, test_base64_engine_style);
         tcase_add_test(tc, test_base64_invalid);
+        tcase_add_test(tc, test_base64_large);
+        tcase_add_test(tc, test_base64_invalid_empty);
         tcase_add_test(tc, test_name_through_symlink);
         tcase_add_test(tc, test_name_through_planted_symlink);
         tcase_add_test(tc, test_planted_hardlink);

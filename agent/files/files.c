@@ -301,9 +301,10 @@ static int fail_key_error(PlanError *err, const json_t *v)
 
 /* The bytes an inline file holds, as the reference's _fetch_file() writes
  * them. *ret_data is owned when *ret_owned is set, else borrowed from the
- * plan. */
+ * plan. With ret_base64, a Base64 body is not decoded here: *ret_base64 is
+ * then its string, for write_base64(), and *ret_data is NULL. */
 static int inline_content(const json_t *file_def, const char **ret_data, size_t *ret_len,
-                          char **ret_owned, PlanError *err)
+                          char **ret_owned, const json_t **ret_base64, PlanError *err)
 {
         const json_t *type = json_object_get(file_def, "BodyType");
         const json_t *body = json_object_get(file_def, "Body");
@@ -311,6 +312,8 @@ static int inline_content(const json_t *file_def, const char **ret_data, size_t 
         bool base64 = json_is_string(type) && streq(json_string_value(type), "Base64");
 
         *ret_owned = NULL;
+        if (ret_base64)
+                *ret_base64 = NULL;
         if (!text && !base64) {
                 /* Neither branch of the reference runs: the file stays empty.
                  * Validation refuses such a BodyType before. */
@@ -333,6 +336,13 @@ static int inline_content(const json_t *file_def, const char **ret_data, size_t 
                  * no newline is added or translated. */
                 *ret_data = json_string_value(body);
                 *ret_len = json_string_length(body);
+                return 0;
+        }
+
+        if (ret_base64) {
+                *ret_base64 = body;
+                *ret_data = NULL;
+                *ret_len = 0;
                 return 0;
         }
 
@@ -365,12 +375,40 @@ static int write_all(int fd, const char *data, size_t len)
         return 0;
 }
 
+/* Base64 is decoded into the file piece by piece, each piece written
+ * while it is in the cache, instead of into a fresh mapping of the whole
+ * file's size first: this many characters of text at a time (the buffer,
+ * 3/4 of it, stays below the mmap threshold main.c sets). */
+#define BASE64_PIECE (64 * 1024)
+
+/* The bytes b64decode(body) gives, written to fd through buf (room for
+ * the decoding of BASE64_PIECE characters, or of the whole body). Returns
+ * 0 or -errno of write(); base64_decoder_finish(d) then says whether the
+ * body was valid. */
+static int write_base64(int fd, const json_t *body, char *buf, Base64Decoder *d)
+{
+        const char *text = json_string_value(body);
+        size_t len = json_string_length(body);
+
+        for (size_t i = 0; i < len && !d->done;) {
+                size_t k = len - i < BASE64_PIECE ? len - i : BASE64_PIECE;
+                size_t n = base64_decoder_feed(d, text + i, k, buf);
+                int r = write_all(fd, buf, n);
+
+                if (r < 0)
+                        return r;
+                i += k;
+        }
+        return 0;
+}
+
 /* The reference's _fetch_file(): <cache>/<file_id>, once per plan. */
 static int put_inline(Files *f, const char *file_id, const json_t *file_def, PlanError *err)
 {
-        _cleanup_free_ char *owned = NULL, *path = NULL;
+        _cleanup_free_ char *owned = NULL, *path = NULL, *why = NULL, *buf = NULL;
         _cleanup_close_ int fd = -1;
         char want[FILES_SHA256_HEX + 1], got[FILES_SHA256_HEX + 1];
+        const json_t *base64 = NULL;
         const char *data = NULL;
         struct stat st;
         size_t len = 0;
@@ -380,7 +418,9 @@ static int put_inline(Files *f, const char *file_id, const json_t *file_def, Pla
                 return 0;
         if ((r = files_sha256_wanted(file_def, file_id, want, err)) != 0)
                 return r;
-        if ((r = inline_content(file_def, &data, &len, &owned, err)) != 0)
+        /* A checksum is checked before the file is written, so only a
+         * body without one is decoded while it is written. */
+        if ((r = inline_content(file_def, &data, &len, &owned, want[0] ? NULL : &base64, err)) != 0)
                 return r;
         if (want[0]) {
                 if ((r = files_sha256_hex(data, len, got)) < 0)
@@ -408,7 +448,26 @@ static int put_inline(Files *f, const char *file_id, const json_t *file_def, Pla
                 return files_fail_os(err, errno, path);
         if ((r = files_own_fd(f, fd)) < 0)
                 return files_fail_os(err, -r, path);
-        if ((r = write_all(fd, data, len)) < 0)
+        if (base64) {
+                size_t text_len = json_string_length(base64);
+                Base64Decoder d = BASE64_DECODER_INIT;
+
+                buf = malloc(base64_decoded_max(text_len < BASE64_PIECE ? text_len : BASE64_PIECE));
+                if (!buf)
+                        return -ENOMEM;
+                if ((r = write_base64(fd, base64, buf, &d)) < 0)
+                        return files_fail_os(err, -r, path);
+                r = base64_decoder_finish(&d, &why);
+                if (r < 0)
+                        return r;
+                if (r > 0) {
+                        /* The reference opens the file before it decodes,
+                         * so an invalid body leaves it empty. */
+                        if (ftruncate(fd, 0) < 0)
+                                return files_fail_os(err, errno, path);
+                        return files_fail(err, PLAN_CODE_EXCEPTION, "%s", why);
+                }
+        } else if ((r = write_all(fd, data, len)) < 0)
                 return files_fail_os(err, -r, path);
         r = close(fd);
         fd = -1;
