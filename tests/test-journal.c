@@ -6,6 +6,8 @@
  * the index in test-journal-index.c. */
 #include "test-journal.h"
 #include "test-journal-main.h"
+#include "util/base64.h"
+#include "util/strbuf.h"
 
 /* --- plan.json ---------------------------------------------------------- */
 
@@ -84,6 +86,64 @@ START_TEST(test_layout)
                 ck_assert_str_eq(json_string_value(p->reply_to), reply);
         else
                 ck_assert(json_is_null(p->reply_to));
+}
+END_TEST
+
+/* Bodies larger than the buffer plan.json is written through (64 KiB of
+ * text, 49,149 bytes of body after the 10 of '{"Data": "'), cut at every
+ * kind of boundary: the text is one b64encode() of the whole body. */
+static const size_t large_cases[] = {49149, 49150, 49151, 49152, 65536, 196609, 1u << 20};
+
+START_TEST(test_large)
+{
+        _cleanup_(journal_freep) Journal *j = open_test();
+        _cleanup_(journal_plan_freep) JournalPlan *p = NULL;
+        _cleanup_free_ unsigned char *body = malloc(large_cases[_i]);
+        _cleanup_strbuf_ StrBuf want = STRBUF_INIT;
+        _cleanup_free_ char *got = NULL, *pp = NULL;
+        const unsigned char sig[5] = {0xff, 0, 1, 2, 3};
+        size_t n = large_cases[_i], len;
+        char ts[JOURNAL_TS_MAX];
+        uint32_t x = 2463534242u;
+
+        ck_assert_ptr_nonnull(body);
+        for (size_t i = 0; i < n; i++) {
+                x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+                body[i] = (unsigned char)x;
+        }
+        ck_assert_int_eq(journal_put_plan(j, body, n, sig, sizeof(sig), "m\xffid", "rq", ts), 0);
+        ck_assert_int_ge(strbuf_puts(&want, "{\"Data\": \""), 0);
+        ck_assert_int_ge(base64_append(&want, body, n), 0);
+        ck_assert_int_ge(strbuf_puts(&want, "\", \"Signature\": \"/wABAgM=\", \"ID\": "
+                                            "\"m\\ufffdid\", \"ReplyTo\": \"rq\"}"),
+                         0);
+        pp = pathf("plans/%s/plan.json", ts);
+        got = slurp(pp, &len);
+        ck_assert_uint_eq(len, want.len);
+        ck_assert_mem_eq(got, want.data, len);
+
+        ck_assert_int_eq(journal_load_plan(j, ts, &p, NULL), 0);
+        ck_assert_uint_eq(p->body_len, n);
+        ck_assert_mem_eq(p->body, body, n);
+        ck_assert_uint_eq(p->signature_len, sizeof(sig));
+        ck_assert_mem_eq(p->signature, sig, sizeof(sig));
+}
+END_TEST
+
+/* A write that fails in the middle of a large plan.json leaves nothing. */
+START_TEST(test_large_write_fails)
+{
+        _cleanup_(journal_freep) Journal *j = open_test();
+        _cleanup_free_ char *body = calloc(1, 200000), *dir = NULL;
+        char ts[JOURNAL_TS_MAX] = "";
+
+        ck_assert_ptr_nonnull(body);
+        fx.calls = 0;
+        fx.fail_at = 7; /* clock, mkdirat, two openat, then the third write */
+        ck_assert_int_eq(journal_put_plan(j, body, 200000, NULL, 0, "id", NULL, ts), -ENOSPC);
+        ck_assert_str_eq(ts, "");
+        dir = plans_dir();
+        ck_assert_str_eq(dir, "done");
 }
 END_TEST
 
@@ -428,6 +488,8 @@ END_TEST
 static void add_tests(TCase *tc)
 {
         tcase_add_loop_test(tc, test_layout, 0, (int)ELEMENTSOF(layout_cases));
+        tcase_add_loop_test(tc, test_large, 0, (int)ELEMENTSOF(large_cases));
+        tcase_add_test(tc, test_large_write_fails);
         tcase_add_test(tc, test_reference_files);
         tcase_add_loop_test(tc, test_load, 0, (int)ELEMENTSOF(load_cases));
         tcase_add_test(tc, test_bad_names);
