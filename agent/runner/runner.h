@@ -41,10 +41,12 @@ typedef void (*runner_done_cb)(Runner *r, json_t *result, void *userdata);
 int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner **ret,
                char **ret_warning, char **ret_error);
 
-/* Start a plan. plan is borrowed (copied). source_id is the value the
- * result's SourceID takes when the plan has no ID (the AMQP message_id; NULL
- * gives ""), reply_to likewise for ReplyTo. done is called once, later, on
- * the loop thread, as soon as the result is known; the plan's files are
+/* Start a plan. plan is borrowed: the runner takes a reference of its own,
+ * and the caller must not change the plan until the runner is done with it
+ * (runner_busy() is false). source_id is the value the result's SourceID
+ * takes when the plan has no ID (the AMQP message_id; NULL gives ""),
+ * reply_to likewise for ReplyTo. done is called once, later, on the loop
+ * thread, as soon as the result is known; the plan's files are
  * removed after that, on the plan's thread, and the runner is busy
  * (runner_busy()) until they are. A plan started meanwhile is accepted: its
  * thread starts once that removal is over. Returns 0, -EBUSY when a plan
