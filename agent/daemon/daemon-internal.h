@@ -45,6 +45,7 @@ typedef struct Daemon {
         uv_signal_t sighup;
         uv_timer_t watchdog;
         uv_timer_t retry; /* re-runs the pump after a disk error or a nacked result */
+        uv_timer_t trim;  /* gives the heap's free memory back once idle (daemon-pump.c) */
 
         /* The pump works in the reference's order, on two lanes: one plan
          * at a time is checked, run and its result stored (busy), and one
@@ -73,6 +74,7 @@ typedef struct Daemon {
         bool transport_stopped;
         int exit_status;
         uint64_t n_plans; /* plans finished since start, for STATUS= */
+        bool trimmed;     /* nothing ran since the last trim */
 
         /* The MURANOAGENT_CRASH_AT and _STOP_AT test hooks (daemon-crash.c). */
         DaemonHook crash;

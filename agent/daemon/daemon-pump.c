@@ -4,6 +4,7 @@
  * uv_work_t on libuv's thread pool (daemon-work.c); its after-work callback,
  * here, continues on the loop. docs/daemon.md tells the life of a message. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -460,12 +461,30 @@ static bool pump_result(Daemon *d, const char *ts)
         return true; /* a result that was not a document, dropped: look again */
 }
 
+/* Once the daemon has been idle this long after some work, the free
+ * memory at the top of the heap goes back to the system: plans leave
+ * some behind (about 0.1 MiB after the daemon bench's, docs/footprint.md),
+ * and an agent spends most of its life idle. Not on the way of any plan:
+ * a burst never waits this long between two. */
+#define DAEMON_TRIM_MS 500
+
+static void on_trim(uv_timer_t *t)
+{
+        Daemon *d = t->data;
+
+        if (!daemon_idle(d) || runner_busy(d->runner) || d->trimmed)
+                return;
+        malloc_trim(0);
+        d->trimmed = true;
+}
+
 /* Start checking pending (or interrupted) entry e on the plan lane. */
 static void pump_plan(Daemon *d, const JournalEntry *e)
 {
         DaemonWork *w;
 
         d->busy = true;
+        d->trimmed = false;
         snprintf(d->busy_ts, sizeof(d->busy_ts), "%s", e->ts);
         w = daemon_work_new(e->state == JOURNAL_PENDING ? WORK_PREPARE : WORK_INTERRUPTED, e->ts);
         if (w && e->state == JOURNAL_PENDING)
@@ -499,6 +518,8 @@ void daemon_pump(Daemon *d)
                                 daemon_notify_status("consuming from %s; %llu plans done",
                                                      d->cfg->rabbitmq.input_queue,
                                                      (unsigned long long)d->n_plans);
+                        if (!d->trimmed && !d->stopping && d->handles_ready && daemon_idle(d))
+                                uv_timer_start(&d->trim, on_trim, DAEMON_TRIM_MS, 0);
                         daemon_maybe_finish_stop(d);
                         return;
                 }
