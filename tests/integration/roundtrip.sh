@@ -103,12 +103,43 @@ same "ReplyTo: nothing on result_routing_key" 0 "$(amqp drain --idle 1000 "$dq-r
 agent_stop d
 same "the second agent exits 0" 0 "$AGENT_STATUS"
 
+# Large deliveries, whose checks take the delivery as it was stored (the
+# held delivery, daemon-pump.c) and whose file is decoded into place in
+# pieces (agent/files/): a plan carrying a 96 KiB file, and a 100 KB body
+# that is not JSON, each answered once and rightly.
+python3 - "$T/big.json" <<'PYEOF'
+import base64, json, sys
+data = bytes((i * 7 + 3) % 256 for i in range(98304))
+plan = {
+    "FormatVersion": "2.1.0", "Version": "1.0.0", "Name": "itest big", "ID": "big",
+    "Action": "Execute", "Body": "return run().stdout",
+    "Scripts": {"run": {"Type": "Application", "Version": "1.0.0", "EntryPoint": "f1",
+                        "Files": ["d1"], "Options": {"captureStdout": True}}},
+    "Files": {"f1": {"Name": "run.sh", "BodyType": "Text",
+                     "Body": "#!/bin/sh\nwc -c < data.bin\nsha256sum < data.bin\n"},
+              "d1": {"Name": "data.bin", "BodyType": "Base64",
+                     "Body": base64.b64encode(data).decode()}},
+}
+open(sys.argv[1], "w").write(json.dumps(plan))
+PYEOF
+head -c 100000 /dev/zero | tr '\0' x >"$T/bignonjson"
+amqp publish "$q" "$T/big.json" >/dev/null
+amqp publish --message-id big-nonjson "$q" "$T/bignonjson" >/dev/null
+mkdir -p "$T/out-big"
+same "large deliveries: two results" 2 "$(amqp drain --count 2 --idle 20000 --out "$T/out-big" "$rq")"
+same "a plan with a 96 KiB file: its script read the file whole" \
+    "$(printf 'big\t0\t"98304\\n%s  -"' "$(python3 -c 'import hashlib; print(hashlib.sha256(bytes((i * 7 + 3) % 256 for i in range(98304))).hexdigest())')")" \
+    "$(results_table "$T/out-big" | grep '^big	' | cut -f1,2,4)"
+same "a 100 KB body that is not JSON: error 1" "$(printf 'big-nonjson\t1')" \
+    "$(results_table "$T/out-big" | grep '^big-nonjson	' | cut -f1,2)"
+
 # Nothing extra came and nothing is left.
 same "no further message on $rq" 0 "$(amqp drain --idle 1500 "$rq")"
 same "the plan queue is empty (ready, unacked)" "0 0" "$(queue_counts "$q")"
 same "the journal holds no entry" "" "$(journal_entries a)"
 agent_stop a
 same "SIGTERM: the agent exits 0" 0 "$AGENT_STATUS"
-same "the log has no error or warning" "" "$(grep -E ' (ERROR|WARNING) ' "$T/a/log")"
+same "the log has no error or warning but the non-JSON body's" "" \
+    "$(grep -E ' (ERROR|WARNING) ' "$T/a/log" | grep -v '\[plan big-nonjson\] .*Plan is not valid JSON')"
 
 done_testing
