@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench-util.h"
 #include "body/body.h"
 
 #define TARGET_US 50.0
@@ -45,16 +46,9 @@ static double now_ns(void)
         return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-
-        return (x > y) - (x < y);
-}
-
 static Stats summarise(double *ns, size_t n, double total_ns)
 {
-        qsort(ns, n, sizeof(*ns), cmp_double);
+        qsort(ns, n, sizeof(*ns), bench_cmp_double);
         return (Stats){.median_us = ns[n / 2] / 1e3,
                        .p99_us = ns[(size_t)((double)(n - 1) * 0.99)] / 1e3,
                        .max_us = ns[n - 1] / 1e3,

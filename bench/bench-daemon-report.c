@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench-util.h"
 #include "bench-daemon.h"
 
 #define TARGET_RATIO    1.5
@@ -18,13 +19,6 @@ typedef struct Stats {
         double median, p99, min, max, mean;
 } Stats;
 
-static int cmp_double(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-
-        return (x > y) - (x < y);
-}
-
 /* Of a sorted copy; the measurements keep their order. */
 static Stats stats(const double *v, int n)
 {
@@ -36,7 +30,7 @@ static Stats stats(const double *v, int n)
                 return st;
         }
         memcpy(s, v, (size_t)n * sizeof(*s));
-        qsort(s, (size_t)n, sizeof(*s), cmp_double);
+        qsort(s, (size_t)n, sizeof(*s), bench_cmp_double);
         for (int i = 0; i < n; i++)
                 sum += s[i];
         st = (Stats){.median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2,

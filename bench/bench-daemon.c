@@ -51,6 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-util.h"
 #include "bench-daemon.h"
 
 #define RESULT_TIMEOUT_MS 60000
@@ -60,14 +61,6 @@
 #define SETTLE_MS         1000
 #define WARMUP            5
 #define TURN_BLOCK        10
-
-static double now_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static void sleep_ms(int ms)
 {
@@ -237,7 +230,7 @@ static int fail_target(Target *t, const char *what)
 static int wait_consumers(Bench *b, Target *t, unsigned want, double *ret_ms)
 {
         struct timespec poll_step = {.tv_nsec = POLL_NS};
-        double deadline = now_ms() + START_TIMEOUT_MS;
+        double deadline = bench_now_ms() + START_TIMEOUT_MS;
         unsigned n;
         int status, rc;
 
@@ -246,12 +239,12 @@ static int wait_consumers(Bench *b, Target *t, unsigned want, double *ret_ms)
                 if (rc < 0)
                         return rc;
                 if (n == want) {
-                        *ret_ms = now_ms();
+                        *ret_ms = bench_now_ms();
                         return 0;
                 }
                 if (want > 0 && target_exited(t, &status) == 1)
                         return fail_target(t, "it ended before it consumed");
-                if (now_ms() > deadline)
+                if (bench_now_ms() > deadline)
                         return fail_target(t, want ? "not consuming after 30 s"
                                                    : "its consumer is still there after 30 s");
                 nanosleep(&poll_step, NULL);
@@ -396,11 +389,11 @@ static int round_trip(Bench *b, Target *t, bool big, double *ret_ms)
         text = big ? plans_sha(&b->plans, id, &len) : plans_echo(&b->plans, id, &len);
         if (!text)
                 return -ENOMEM;
-        t0 = now_ms();
+        t0 = bench_now_ms();
         rc = client_publish(b->client, t->queue, id, text, len);
         if (rc == 0)
                 rc = next_result(b, t, RESULT_TIMEOUT_MS, &m);
-        t1 = now_ms();
+        t1 = bench_now_ms();
         free(text);
         if (rc < 0)
                 return rc;
@@ -493,12 +486,12 @@ static int burst(Bench *b, Target *t, int k, double *ret_rate, double *ret_publi
                         goto out;
                 }
         }
-        t0 = now_ms();
+        t0 = bench_now_ms();
         for (int i = 0; i < n && rc == 0; i++) {
                 snprintf(id, sizeof(id), "%s%05d", prefix, i);
                 rc = client_publish(b->client, t->queue, id, texts[i], lens[i]);
         }
-        t_pub = now_ms();
+        t_pub = bench_now_ms();
         while (rc == 0 && got < n) {
                 ClientMessage m = {0};
                 char sid[80];
@@ -507,7 +500,7 @@ static int burst(Bench *b, Target *t, int k, double *ret_rate, double *ret_publi
                 rc = next_result(b, t, RESULT_TIMEOUT_MS, &m);
                 if (rc < 0)
                         break;
-                t_last = now_ms();
+                t_last = bench_now_ms();
                 if (plans_source_id(m.body, m.len, sid, sizeof(sid)) == 0 &&
                     strncmp(sid, prefix, strlen(prefix)) == 0)
                         idx = atoi(sid + strlen(prefix));

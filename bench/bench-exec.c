@@ -35,6 +35,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "bench-util.h"
 #include "config/config.h"
 #include "log/log.h"
 #include "plan/plan.h"
@@ -67,24 +68,9 @@ typedef struct PlanState {
         double t_done;
 } PlanState;
 
-static double now_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-
-        return (x > y) - (x < y);
-}
-
 static Stats summarise(double *ms, size_t n)
 {
-        qsort(ms, n, sizeof(*ms), cmp_double);
+        qsort(ms, n, sizeof(*ms), bench_cmp_double);
         return (Stats){.median_ms = ms[n / 2],
                        .p99_ms = ms[(size_t)((double)(n - 1) * 0.99)],
                        .max_ms = ms[n - 1]};
@@ -94,7 +80,7 @@ static void on_plan_done(Runner *r, json_t *result, void *userdata)
 {
         PlanState *st = userdata;
 
-        st->t_done = now_ms();
+        st->t_done = bench_now_ms();
         st->result = result;
 }
 
@@ -104,7 +90,7 @@ static double run_plan(uv_loop_t *loop, Runner *runner, const json_t *plan)
 {
         PlanState st = {0};
         const json_t *code, *body;
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         int rc;
 
         rc = runner_start(runner, plan, NULL, NULL, on_plan_done, &st);
@@ -139,7 +125,7 @@ static double run_baseline(const char *dir)
         char buf[64];
         size_t got = 0;
         int fds[2], status = 0, rc;
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         ssize_t n;
         pid_t pid;
 
@@ -169,7 +155,7 @@ static double run_baseline(const char *dir)
                 fprintf(stderr, "baseline: unexpected output '%s' or status %d\n", buf, status);
                 return -1;
         }
-        return now_ms() - t0;
+        return bench_now_ms() - t0;
 }
 
 /* What the file system alone costs: the runner writes the plan's file and
@@ -179,7 +165,7 @@ static double run_baseline(const char *dir)
 static double run_file_churn(const char *dir)
 {
         size_t len = strlen(script_text);
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         char path[256];
         int fd;
 
@@ -193,7 +179,7 @@ static double run_file_churn(const char *dir)
         }
         if (close(fd) < 0 || unlink(path) < 0)
                 return -1;
-        return now_ms() - t0;
+        return bench_now_ms() - t0;
 }
 
 /* root/rel, or NULL when out of memory. */

@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-util.h"
+
 enum {
         OP_MKDIR_ENTRY,
         OP_WRITE_PLAN,
@@ -67,21 +69,6 @@ static const struct {
         {"remove plans/<ts> (3 unlinks, rmdir)", false},
 };
 
-static double now_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-
-        return (x > y) - (x < y);
-}
-
 static void die(const char *what)
 {
         fprintf(stderr, "bench-fs: %s: %s\n", what, strerror(errno));
@@ -112,9 +99,9 @@ static void one_plan(int plans_fd, int files_fd, const char *files_path, int i, 
 
 #define TIMED(op, stmt)                                                                            \
         do {                                                                                       \
-                t0 = now_ms();                                                                     \
+                t0 = bench_now_ms();                                                               \
                 stmt;                                                                              \
-                t[op] = now_ms() - t0;                                                             \
+                t[op] = bench_now_ms() - t0;                                                       \
         } while (0)
 
         TIMED(OP_MKDIR_ENTRY, if (mkdirat(plans_fd, ts, 0700) < 0) die("mkdir"));
@@ -206,7 +193,7 @@ int main(int argc, char **argv)
         printf("file operations of one plan in %s, %d plans, 20 ms apart\n", parent, n);
         printf("%-44s %10s %10s\n", "operation", "median ms", "p90 ms");
         for (int op = 0; op < N_OPS; op++) {
-                qsort(t[op], (size_t)n, sizeof(double), cmp_double);
+                qsort(t[op], (size_t)n, sizeof(double), bench_cmp_double);
                 printf("%-44s %10.3f %10.3f%s\n", ops[op].name, t[op][n / 2],
                        t[op][(size_t)((double)(n - 1) * 0.9)],
                        ops[op].round_trip ? "" : "  (after)");
