@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-util.h"
+
 static const char echo_format[] =
         "{\"FormatVersion\": \"2.1.0\", \"Version\": \"1.0.0\", \"Name\": \"bench echo\","
         " \"Body\": \"return echo().stdout\","
@@ -24,15 +26,7 @@ static const char echo_format[] =
         " \"ID\": \"%s\", \"Stamp\": %lld, \"Action\": \"Execute\"}";
 
 /* The sha plan around the Base64 text: before it, then after it. */
-static const char sha_head[] =
-        "{\"FormatVersion\": \"2.1.0\", \"Version\": \"1.0.0\", \"Name\": \"bench sha\","
-        " \"Body\": \"return sha().stdout\","
-        " \"Scripts\": {\"sha\": {\"Type\": \"Application\", \"Version\": \"1.0.0\","
-        " \"EntryPoint\": \"shaFile\", \"Files\": [\"dataFile\"],"
-        " \"Options\": {\"captureStdout\": true, \"captureStderr\": true}}},"
-        " \"Files\": {\"shaFile\": {\"Name\": \"sha.sh\", \"BodyType\": \"Text\","
-        " \"Body\": \"#!/bin/sh\\nsha256sum data.bin\\n\"},"
-        " \"dataFile\": {\"Name\": \"data.bin\", \"BodyType\": \"Base64\", \"Body\": \"";
+static const char sha_head[] = BENCH_SHA_PLAN_HEAD;
 static const char sha_tail_format[] =
         "\\n\"}}, \"ID\": \"%s\", \"Stamp\": %lld, \"Action\": \"Execute\"}";
 
@@ -48,27 +42,6 @@ void plans_clear(Plans *p)
 {
         free(p->b64);
         p->b64 = NULL;
-}
-
-static int write_all(const char *path, const unsigned char *data, size_t len)
-{
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        size_t done = 0;
-        int rc = 0;
-
-        if (fd < 0)
-                return -errno;
-        while (done < len) {
-                ssize_t n = write(fd, data + done, len - done);
-                if (n < 0) {
-                        rc = -errno;
-                        break;
-                }
-                done += (size_t)n;
-        }
-        if (close(fd) < 0 && rc == 0)
-                rc = -errno;
-        return rc;
 }
 
 int plans_make_data(Plans *p, const char *data_path)
@@ -102,7 +75,7 @@ int plans_make_data(Plans *p, const char *data_path)
                 snprintf(p->sha_output + 2 * i, 3, "%02x", md[i]);
         /* sha256sum's line: the digest, two spaces, the name. */
         strcat(p->sha_output, "  data.bin");
-        rc = data_path ? write_all(data_path, data, PLANS_DATA_SIZE) : 0;
+        rc = data_path ? bench_write_file(data_path, data, PLANS_DATA_SIZE, 0644) : 0;
         free(data);
         return rc;
 }

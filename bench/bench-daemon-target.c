@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-util.h"
+
 #define MAX_ARGS 32
 
 static double clock_ms(clockid_t id)
@@ -32,27 +34,6 @@ static double clock_ms(clockid_t id)
 
         clock_gettime(id, &ts);
         return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int write_file(const char *path, const char *text, mode_t mode)
-{
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-        size_t len = strlen(text), done = 0;
-        int rc = 0;
-
-        if (fd < 0)
-                return -errno;
-        while (done < len) {
-                ssize_t n = write(fd, text + done, len - done);
-                if (n < 0) {
-                        rc = -errno;
-                        break;
-                }
-                done += (size_t)n;
-        }
-        if (close(fd) < 0 && rc == 0)
-                rc = -errno;
-        return rc;
 }
 
 static char *path_join(const char *dir, const char *name)
@@ -81,7 +62,7 @@ static int write_agent_config(const Target *t, const TargetSetup *s)
                      s->config_extra ? s->config_extra : "") < 0)
                 return -ENOMEM;
         /* 0600: the agent warns about a configuration others can read. */
-        rc = write_file(t->config, text, 0600);
+        rc = bench_write_file(t->config, text, strlen(text), 0600);
         free(text);
         return rc;
 }
@@ -108,12 +89,13 @@ int target_prepare(Target *t, const TargetSetup *s, const char *dir, const char 
                 return write_agent_config(t, s);
         }
         p = path_join(dir, "echo.sh");
-        rc = p ? write_file(p, TARGET_ECHO_SCRIPT, 0755) : -ENOMEM;
+        rc = p ? bench_write_file(p, TARGET_ECHO_SCRIPT, strlen(TARGET_ECHO_SCRIPT), 0755)
+               : -ENOMEM;
         free(p);
         if (rc < 0)
                 return rc;
         p = path_join(dir, "sha.sh");
-        rc = p ? write_file(p, TARGET_SHA_SCRIPT, 0755) : -ENOMEM;
+        rc = p ? bench_write_file(p, TARGET_SHA_SCRIPT, strlen(TARGET_SHA_SCRIPT), 0755) : -ENOMEM;
         free(p);
         return rc;
 }

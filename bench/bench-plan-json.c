@@ -12,20 +12,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench-util.h"
 #include "plan/plan-internal.h"
 #include "plan/plan.h"
 #include "util/base64.h"
 #include "util/strbuf.h"
 
-static const char head[] =
-        "{\"FormatVersion\": \"2.1.0\", \"Version\": \"1.0.0\", \"Name\": \"bench sha\","
-        " \"Body\": \"return sha().stdout\","
-        " \"Scripts\": {\"sha\": {\"Type\": \"Application\", \"Version\": \"1.0.0\","
-        " \"EntryPoint\": \"shaFile\", \"Files\": [\"dataFile\"],"
-        " \"Options\": {\"captureStdout\": true, \"captureStderr\": true}}},"
-        " \"Files\": {\"shaFile\": {\"Name\": \"sha.sh\", \"BodyType\": \"Text\","
-        " \"Body\": \"#!/bin/sh\\nsha256sum data.bin\\n\"},"
-        " \"dataFile\": {\"Name\": \"data.bin\", \"BodyType\": \"Base64\", \"Body\": \"";
+static const char head[] = BENCH_SHA_PLAN_HEAD;
 static const char tail[] = "\\n\"}}, \"ID\": \"0123456789abcdef0123456789abcdef\","
                            " \"Stamp\": 17000000000000, \"Action\": \"Execute\"}";
 
