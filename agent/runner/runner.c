@@ -62,20 +62,34 @@ static int runner_thread_create(RunnerJob *job)
         return rc;
 }
 
-/* The plan's result is in: hand it over. Its thread goes on removing the
- * plan's files (runner_plan_main) and is joined by runner_reap(). */
-static void runner_deliver(Runner *r)
+/* The running plan is over: its timers stop, and result goes to its done
+ * callback, which may start the next plan. */
+static void runner_hand_over(Runner *r, json_t *result)
 {
         RunnerJob *job = r->job;
-        json_t *result;
 
         uv_timer_stop(&r->plan_timer);
         uv_timer_stop(&r->stop_timer);
         r->job = NULL;
-        r->finishing = job;
-        result = job->result;
-        job->result = NULL;
         job->done(r, result, job->userdata);
+}
+
+/* Nothing runs and nothing is being removed: the loop may end, and a stop
+ * waiting for the runner may go on. */
+static void runner_went_idle(Runner *r)
+{
+        uv_unref((uv_handle_t *)&r->wake);
+        if (r->idle_cb)
+                r->idle_cb(r, r->idle_userdata);
+}
+
+/* The plan's result is in: hand it over. Its thread goes on removing the
+ * plan's files (runner_plan_main) and is joined by runner_reap(); a plan
+ * started meanwhile waits for that. */
+static void runner_deliver(Runner *r)
+{
+        r->finishing = r->job;
+        runner_hand_over(r, TAKE_PTR(r->job->result));
 }
 
 /* A plan started while the last one's thread was still cleaning up gets
@@ -93,14 +107,10 @@ static void runner_start_deferred(Runner *r)
         snprintf(msg, sizeof(msg), "cannot start the plan's thread: %s", uv_strerror(rc));
         log_error(job->id, "%s", msg);
         result = runner_job_error(job, 1, msg);
-        uv_timer_stop(&r->plan_timer);
-        uv_timer_stop(&r->stop_timer);
-        r->job = NULL;
-        uv_unref((uv_handle_t *)&r->wake);
-        job->done(r, result, job->userdata);
+        runner_hand_over(r, result);
         job_free(job);
-        if (!r->job && r->idle_cb)
-                r->idle_cb(r, r->idle_userdata);
+        if (!r->job)
+                runner_went_idle(r);
 }
 
 /* The last plan's thread has ended. */
@@ -113,11 +123,8 @@ static void runner_reap(Runner *r)
         job_free(job);
         if (r->job && !r->job->thread_started)
                 runner_start_deferred(r);
-        else if (!r->job) {
-                uv_unref((uv_handle_t *)&r->wake);
-                if (r->idle_cb)
-                        r->idle_cb(r, r->idle_userdata);
-        }
+        else if (!r->job)
+                runner_went_idle(r);
 }
 
 void runner_set_idle_cb(Runner *r, runner_idle_cb cb, void *userdata)
