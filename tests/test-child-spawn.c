@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -135,6 +136,48 @@ START_TEST(test_signals_and_fds_reset)
         run_free(&fds);
         sigprocmask(SIG_SETMASK, &old, NULL);
         signal(SIGPIPE, SIG_DFL);
+}
+END_TEST
+
+/* pre_exec hook: exits 42 when the descriptor is still open in the child. */
+static void exit_if_open(void *data)
+{
+        if (fcntl(*(const int *)data, F_GETFD) >= 0)
+                _exit(42);
+}
+
+/* The child closes the agent's descriptors before anything else runs in
+ * it, not at the exec: one the agent leaves behind when it is killed (in
+ * its pre_exec steps, or as the stand-in that waits for a script) must not
+ * keep a flock() of the agent's, such as the journal's, alive. The hook
+ * sees the locked directory's descriptor closed, and the lock stays with
+ * the agent. */
+START_TEST(test_fds_closed_before_pre_exec)
+{
+        ChildSpec spec = HELPER_SPEC("x");
+        char dir[] = "/tmp/test-child-lock.XXXXXX";
+        int fd, other;
+        Run run = {0};
+
+        if (child_spawn_method() == CHILD_SPAWN_FORK)
+                return; /* pre_exec needs clone3 */
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), 0);
+        spec.argv = ARGV("/bin/true");
+        spec.pre_exec = exit_if_open;
+        spec.exec_data = &fd;
+        run_spec(&spec, &run);
+        ck_assert_int_eq(run.r.spawn_error, 0);
+        ck_assert_int_eq(child_result_exit_code(&run.r), 0);
+        run_free(&run);
+        other = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(other, 0);
+        ck_assert_int_eq(flock(other, LOCK_EX | LOCK_NB), -1);
+        close(other);
+        close(fd);
+        ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
 
@@ -426,6 +469,7 @@ static void add_loop_tests(TCase *tl)
 {
         tcase_add_test(tl, test_env_cwd_stdin);
         tcase_add_test(tl, test_signals_and_fds_reset);
+        tcase_add_test(tl, test_fds_closed_before_pre_exec);
         tcase_add_test(tl, test_extra_fd);
         tcase_add_test(tl, test_extra_fds_shuffled);
         tcase_add_test(tl, test_path_lookup);

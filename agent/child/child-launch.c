@@ -28,9 +28,6 @@
 
 #include "util/macro.h"
 
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
@@ -158,6 +155,22 @@ static int launch_exec(const ChildLaunch *l, LaunchPlan *p)
         return denied ? EACCES : errno;
 }
 
+/* Close every descriptor from `from` up but keep (keep >= from). Kernels
+ * before 5.9 lack close_range(): then each descriptor in turn. */
+static void launch_close_rest(int from, int keep)
+{
+        long max;
+
+        if ((keep == from ||
+             syscall(SYS_close_range, (unsigned)from, (unsigned)keep - 1, 0U) == 0) &&
+            syscall(SYS_close_range, (unsigned)keep + 1, ~0U, 0U) == 0)
+                return;
+        max = sysconf(_SC_OPEN_MAX);
+        for (int fd = from; fd < (max > 0 && max < INT_MAX ? (int)max : 65536); fd++)
+                if (fd != keep)
+                        (void)close(fd);
+}
+
 _noreturn_ static void launch_child(const ChildLaunch *l, LaunchPlan *p, int err_fd)
 {
         const int top = (int)l->n_fds;
@@ -194,14 +207,13 @@ _noreturn_ static void launch_child(const ChildLaunch *l, LaunchPlan *p, int err
                 if (dup2(high[i], i) < 0)
                         launch_fail(err_fd, errno);
         /* Nothing else of the agent reaches the program, not even what the
-         * agent's own parent left without close-on-exec. Kernels before
-         * 5.11 lack the flag: then each descriptor is marked in turn. */
-        if (syscall(SYS_close_range, (unsigned)top, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
-                long max = sysconf(_SC_OPEN_MAX);
-
-                for (int fd = top; fd < (max > 0 && max < INT_MAX ? (int)max : 65536); fd++)
-                        (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-        }
+         * agent's own parent left without close-on-exec; and the copies go
+         * now rather than at the exec, so that a child the agent leaves
+         * behind when it is killed (one still in pre_exec, or the stand-in
+         * that waits for the script) holds none of the agent's open files.
+         * The journal's flock() above all: it lasts as long as any copy of
+         * its descriptor, and a new agent waits for it (docs/daemon.md). */
+        launch_close_rest(top, err_fd);
         if (l->cwd && chdir(l->cwd) < 0)
                 launch_fail(err_fd, errno);
         /* The parent blocked every signal around the clone, so no handler

@@ -6,8 +6,9 @@
  *
  * What the child does, in this order: a new session; stdin, stdout, stderr
  * and the extra descriptors put in place (a source of -1 is /dev/null);
- * every other descriptor marked close-on-exec (close_range(), so nothing of
- * the agent survives the exec, inherited or not); the working directory;
+ * every other descriptor closed (close_range(), so nothing of the agent
+ * reaches the program, inherited or not, and the child holds none of the
+ * agent's files while it runs the steps below); the working directory;
  * every signal's disposition back to the default and an empty signal mask;
  * the caller's pre_exec hook; then the program. A failure of any step before the program runs is
  * sent back as an errno through a close-on-exec pipe, and the child exits 127. */
