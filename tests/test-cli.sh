@@ -102,6 +102,48 @@ printf '[agent]\nmax_plan_size = 100\n' >"$tmp/small.conf"
 run --config-file "$tmp/small.conf" check "${plans[0]}" >"$tmp/out" 2>&1; st=$?
 check "max_plan_size from the config applies to check" grep -q "larger than 100 bytes" "$tmp/out"
 
+# The journal's lock: a start waits up to 10 s for it, naming the process
+# that holds it (docs/daemon.md "Start"), and starts when it is released;
+# held longer, the start fails with exit 1 and says so. No broker is
+# needed: the journal is opened before the first connection.
+lk=$tmp/lock
+mkdir -p "$lk/storage/plans"
+printf '[DEFAULT]\nstorage = %s\n[rabbitmq]\nhost = 127.0.0.1\nport = 9\ninput_queue = q\n[sandbox]\nenabled = false\n' \
+    "$lk/storage" >"$lk/agent.conf"
+chmod 600 "$lk/agent.conf"
+# hold_lock SECONDS: flock(1) holds plans/ for that long, in the background;
+# returns once the lock is taken. holder is flock's pid, the lock's owner.
+hold_lock() {
+    rm -f "$lk/held"
+    flock "$lk/storage/plans" sh -c "touch '$lk/held'; exec sleep $1" &
+    holder=$!
+    for _ in $(seq 200); do [ -e "$lk/held" ] && break; sleep 0.05; done
+}
+hold_lock 1
+timeout 20 "$agent" --config-file "$lk/agent.conf" >"$lk/out" 2>"$lk/err" &
+agent_pid=$!
+for _ in $(seq 200); do grep -q "muranoagent started" "$lk/err" && break; sleep 0.05; done
+kill -TERM "$agent_pid" 2>/dev/null
+wait "$agent_pid"; st=$?
+wait "$holder"
+check "lock held for 1 s: the agent waits and starts" grep -q "muranoagent started" "$lk/err"
+check "lock held for 1 s: the wait is logged once, with the holder's pid" \
+    test "$(grep -c "plans is locked by process $holder (an agent that is still ending" "$lk/err")" -eq 1
+check "lock held for 1 s: the release is logged" grep -q "the journal's lock was released after" "$lk/err"
+check "lock held for 1 s: SIGTERM, exit 0" test "$st" -eq 0
+hold_lock 14
+t0=$SECONDS
+timeout 20 "$agent" --config-file "$lk/agent.conf" >"$lk/out" 2>"$lk/err"; st=$?
+took=$((SECONDS - t0))
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+check "lock held for longer: exit 1" test "$st" -eq 1
+check "lock held for longer: after the 10 s wait ($took s)" test "$took" -ge 9 -a "$took" -le 13
+check "lock held for longer: a clear error naming the holder" grep -qF \
+    "cannot open the journal in $lk/storage/plans: process $holder still holds its lock after 10 s; another agent is using this storage" \
+    "$lk/err"
+check "lock held for longer: never started" test "$(grep -c "muranoagent started" "$lk/err")" -eq 0
+
 # HTTP(S) downloads go through muranoagent-fetch, found beside the agent in
 # the build tree (MURANOAGENT_FETCH unset), inside the default sandbox. The
 # agent itself must not load libcurl. The storage is below the build

@@ -461,8 +461,9 @@ END_TEST
 START_TEST(test_lock_and_modes)
 {
         _cleanup_(journal_freep) Journal *j = NULL;
-        _cleanup_free_ char *pp = pathf("plans"), *deep = NULL;
+        _cleanup_free_ char *pp = pathf("plans"), *deep = NULL, *none = pathf("none");
         Journal *k = (Journal *)1;
+        pid_t holder = 0;
         struct stat st;
 
         ck_assert_int_eq(mkdir(pp, 0755), 0);
@@ -471,8 +472,14 @@ START_TEST(test_lock_and_modes)
         ck_assert_uint_eq(st.st_mode & 07777, 0700);
         ck_assert_int_eq(journal_open(storage, NULL, &k), -EBUSY);
         ck_assert_ptr_eq(k, (Journal *)1);
+        /* /proc/locks names this process as the holder, and nobody once the
+         * journal is closed. */
+        ck_assert_int_eq(journal_lock_holder(storage, &holder), 0);
+        ck_assert_int_eq(holder, getpid());
         j = journal_free(j);
         ck_assert_ptr_null(j);
+        ck_assert_int_eq(journal_lock_holder(storage, &holder), -ENOENT);
+        ck_assert_int_eq(journal_lock_holder(none, &holder), -ENOENT);
         j = open_with(NULL);
         ck_assert_ptr_null(journal_free(NULL));
 

@@ -25,6 +25,12 @@
  * (daemon-pump.c) must meet the same limit. */
 #define DAEMON_MAX_PLAN_FILE ((size_t)256 << 20)
 
+/* How long a start waits for the journal's lock held by an agent that is
+ * still ending (daemon.c open_journal(), docs/daemon.md), and how often it
+ * tries again meanwhile. */
+#define DAEMON_LOCK_WAIT_MS 10000U
+#define DAEMON_LOCK_POLL_MS 20U
+
 /* A test hook: the point it fires at (NULL: off) and how many more times
  * that point is reached before it does. */
 typedef struct DaemonHook {

@@ -167,6 +167,63 @@ static int check_config(const Config *cfg)
         return 0;
 }
 
+/* "process 1234", or "another process" when /proc/locks does not say. */
+static const char *lock_holder(const char *storage, char *buf, size_t size)
+{
+        pid_t pid;
+
+        if (journal_lock_holder(storage, &pid) != 0)
+                return "another process";
+        snprintf(buf, size, "process %d", (int)pid);
+        return buf;
+}
+
+/* The journal's lock outlives an agent by a moment: a kill returns before
+ * the killed agent has ended, and its lock goes only with its last thread
+ * (one in an fsync finishes that first). So a start right after a kill
+ * waits for the lock, up to DAEMON_LOCK_WAIT_MS; what holds it longer is
+ * another agent on the same storage, and the start fails. */
+static int open_journal(Daemon *d, const JournalOptions *jo)
+{
+        const char *storage = d->cfg->storage;
+        uint64_t start = uv_hrtime(), waited_ms = 0;
+        char holder[64];
+        int rc;
+
+        for (;;) {
+                rc = journal_open(storage, jo, &d->journal);
+                if (rc != -EBUSY || waited_ms >= DAEMON_LOCK_WAIT_MS)
+                        break;
+                if (waited_ms == 0)
+                        log_warning(NULL,
+                                    "the journal in %s/plans is locked by %s (an agent that is "
+                                    "still ending, or another agent on this storage); waiting "
+                                    "up to %u s",
+                                    storage, lock_holder(storage, holder, sizeof(holder)),
+                                    DAEMON_LOCK_WAIT_MS / 1000);
+                uv_sleep(DAEMON_LOCK_POLL_MS);
+                waited_ms = (uv_hrtime() - start) / 1000000;
+                if (waited_ms == 0)
+                        waited_ms = 1;
+        }
+        if (rc == -EBUSY) {
+                log_error(NULL,
+                          "cannot open the journal in %s/plans: %s still holds its lock after "
+                          "%u s; another agent is using this storage",
+                          storage, lock_holder(storage, holder, sizeof(holder)),
+                          DAEMON_LOCK_WAIT_MS / 1000);
+                return 1;
+        }
+        if (rc < 0) {
+                log_error(NULL, "cannot open the journal in %s/plans: %s", storage, strerror(-rc));
+                return 1;
+        }
+        if (waited_ms > 0)
+                log_info(NULL, "the journal's lock was released after %.2f s",
+                         (double)(uv_hrtime() - start) / 1e9);
+        return 0;
+}
+
 static int daemon_start(Daemon *d, const char *const *config_paths)
 {
         const Config *cfg = d->cfg;
@@ -193,12 +250,9 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
         }
 
         jo.max_plan_file = DAEMON_MAX_PLAN_FILE;
-        rc = journal_open(cfg->storage, &jo, &d->journal);
-        if (rc < 0) {
-                log_error(NULL, "cannot open the journal in %s/plans: %s", cfg->storage,
-                          rc == -EBUSY ? "another agent is using it" : strerror(-rc));
-                return 1;
-        }
+        rc = open_journal(d, &jo);
+        if (rc != 0)
+                return rc;
         rep = journal_open_report(d->journal);
         if (rep->n_interrupted)
                 log_warning(NULL,
@@ -212,8 +266,7 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
                 log_warning(NULL,
                             "journal: the stamp file was %s; last stamp %lld recovered from a "
                             "plan that was running",
-                            rep->stamp_damaged ? "damaged" : "behind",
-                            (long long)rep->last_stamp);
+                            rep->stamp_damaged ? "damaged" : "behind", (long long)rep->last_stamp);
         else if (rep->stamp_damaged)
                 log_warning(NULL, "journal: the stamp file held no number; last stamp %lld",
                             (long long)rep->last_stamp);

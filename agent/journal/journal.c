@@ -6,10 +6,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "journal/journal-internal.h"
@@ -70,6 +72,45 @@ static int open_plans(Journal *j, const char *storage)
          * failure. */
         (void)fchmod(j->plans_fd, 0700);
         return 0;
+}
+
+int journal_lock_holder(const char *storage, pid_t *ret_pid)
+{
+        _cleanup_free_ char *path = NULL, *line = NULL;
+        size_t size = 0;
+        struct stat st;
+        FILE *f;
+        int r = -ENOENT;
+
+        if (!storage || !*storage)
+                return -EINVAL;
+        if (asprintf(&path, "%s/plans", storage) < 0)
+                return -ENOMEM;
+        if (stat(path, &st) < 0)
+                return -errno;
+        f = fopen("/proc/locks", "re");
+        if (!f)
+                return errno == ENOENT ? -ENOENT : -errno;
+        /* "1: FLOCK  ADVISORY  WRITE 1234 fe:00:10952730 0 EOF": the
+         * device as hex major:minor. A request that waits for the lock is
+         * listed after it as "1: -> FLOCK ...", and holds nothing. */
+        while (getline(&line, &size, f) > 0) {
+                char kind[16], mode[16];
+                unsigned maj, min;
+                unsigned long ino;
+                int pid;
+
+                if (sscanf(line, "%*d: %15s %*s %15s %d %x:%x:%lu", kind, mode, &pid, &maj, &min,
+                           &ino) == 6 &&
+                    streq(kind, "FLOCK") && streq(mode, "WRITE") && ino == st.st_ino &&
+                    maj == major(st.st_dev) && min == minor(st.st_dev) && pid > 0) {
+                        *ret_pid = pid;
+                        r = 0;
+                        break;
+                }
+        }
+        fclose(f);
+        return r;
 }
 
 /* Repair one entry after a crash: remove temporary files, and the entry

@@ -172,6 +172,14 @@ typedef struct Journal Journal;
  * -errno. */
 int journal_open(const char *storage, const JournalOptions *opt, Journal **ret);
 
+/* The process holding the exclusive flock() on <storage>/plans, as
+ * /proc/locks names it: the process that took the lock, even when a child
+ * that inherited its descriptor is what keeps it now. For the daemon's log
+ * when journal_open() returns -EBUSY. Returns 0 with the pid, -ENOENT when
+ * no such lock is listed (released meanwhile, or no /proc), or a negative
+ * errno. */
+int journal_lock_holder(const char *storage, pid_t *ret_pid);
+
 Journal *journal_free(Journal *j);
 DEFINE_CLEANUP(Journal, journal_free)
 
