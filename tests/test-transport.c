@@ -93,6 +93,18 @@ START_TEST(test_backoff_schedule)
         for (int i = 0; i < 10000; i++)
                 ck_assert_uint_le(transport_backoff_next(&hi, UINT32_MAX), 60000);
         ck_assert_uint_eq(transport_backoff_ceiling(&hi), 60000);
+
+        /* After an attempt that found nothing listening: the first step's
+         * wait, however far the schedule went, which stays where it was. */
+        transport_backoff_reset(&lo);
+        for (int i = 0; i < 5; i++) {
+                ck_assert_uint_eq(transport_backoff_probe(&lo, 0), 500);
+                ck_assert_uint_eq(transport_backoff_probe(&lo, UINT32_MAX / 2), 749);
+                ck_assert_uint_eq(transport_backoff_probe(&lo, UINT32_MAX), 1000);
+                ck_assert_uint_eq(transport_backoff_ceiling(&lo), ceil[i]);
+                ck_assert_uint_eq(transport_backoff_next(&lo, 0), floor[i]);
+        }
+        ck_assert_uint_eq(transport_backoff_probe(&hi, UINT32_MAX), 1000);
 }
 END_TEST
 
@@ -112,6 +124,10 @@ START_TEST(test_backoff_edges)
         ck_assert_uint_eq(transport_backoff_next(&b, UINT32_MAX), 1);
         ck_assert_uint_eq(transport_backoff_next(&b, UINT32_MAX), 2);
         ck_assert_uint_eq(transport_backoff_next(&b, UINT32_MAX), 4);
+        ck_assert_uint_eq(transport_backoff_probe(&b, UINT32_MAX), 1);
+        transport_backoff_init(&b, 3, 3);
+        ck_assert_uint_eq(transport_backoff_probe(&b, 0), 1);
+        ck_assert_uint_eq(transport_backoff_probe(&b, UINT32_MAX), 3);
 }
 END_TEST
 
@@ -389,6 +405,7 @@ typedef struct Counts {
         int error;
         bool was_ready;
         uint64_t retry_ms;
+        uint64_t max_retry_ms;
         char reason[512];
 } Counts;
 
@@ -399,6 +416,8 @@ static void count_lost(Transport *t, const TransportLoss *l, void *u)
         c->error = l->error;
         c->was_ready = l->was_ready;
         c->retry_ms = l->retry_ms;
+        if (l->retry_ms > c->max_retry_ms)
+                c->max_retry_ms = l->retry_ms;
         snprintf(c->reason, sizeof(c->reason), "%s", l->reason);
 }
 
@@ -556,6 +575,41 @@ START_TEST(test_start_stop_unreachable)
 }
 END_TEST
 
+/* While nothing listens on the broker's port the waits do not grow: every
+ * one is the first step's (here 50 to 100 ms), so the agent is back soon
+ * after the broker, however long it was away. A listener that never
+ * answers is past the TCP connect: there the back-off grows
+ * (test_login_timeout). */
+START_TEST(test_closed_port_waits_do_not_grow)
+{
+        uv_loop_t loop;
+        uv_timer_t tick;
+        char host[] = "127.0.0.1";
+        ConfigHost h = {.host = host, .port = closed_port()};
+        TransportOptions o = options(&h, 1);
+        Transport *t = NULL;
+        Counts c = {0};
+
+        o.reconnect_initial_ms = 100;
+        ck_assert_int_eq(uv_loop_init(&loop), 0);
+        ck_assert_int_eq(uv_timer_init(&loop, &tick), 0);
+        ck_assert_int_eq(transport_new(&loop, &o, &callbacks, &c, &t), 0);
+        ck_assert_int_eq(transport_start(t), 0);
+        /* An exponential back-off would be at 6.4 to 12.8 s by the 8th. */
+        ck_assert(RUN_UNTIL(&loop, &tick, c.lost >= 8, 5000));
+        ck_assert_int_eq(c.error, -ECONNREFUSED);
+        ck_assert_uint_ge(c.retry_ms, 50);
+        ck_assert_uint_le(c.max_retry_ms, 100);
+        ck_assert_int_eq(transport_stop(t, count_stopped), 0);
+        ck_assert(RUN_UNTIL(&loop, &tick, c.stopped == 1, 5000));
+        transport_free(t);
+
+        uv_close((uv_handle_t *)&tick, NULL);
+        ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
+        ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
 START_TEST(test_login_timeout)
 {
         /* A listener that never accepts: the kernel completes the TCP
@@ -577,6 +631,7 @@ START_TEST(test_login_timeout)
         h.port = ntohs(a.sin_port);
         o = options(&h, 1);
         o.connect_timeout_ms = 300;
+        o.reconnect_initial_ms = 100;
 
         ck_assert_int_eq(uv_loop_init(&loop), 0);
         ck_assert_int_eq(uv_timer_init(&loop, &tick), 0);
@@ -588,6 +643,11 @@ START_TEST(test_login_timeout)
                               strstr(c.reason, "as 'guest' (virtual host '/')"),
                       "reason: %s", c.reason);
         ck_assert_ptr_null(strstr(c.reason, "secret-password"));
+        /* Past the TCP connect, the back-off grows: the third wait is 200
+         * to 400 ms. */
+        ck_assert(RUN_UNTIL(&loop, &tick, c.lost >= 3, 5000));
+        ck_assert_uint_ge(c.retry_ms, 200);
+        ck_assert_uint_le(c.retry_ms, 400);
         ck_assert_int_eq(transport_stop(t, count_stopped), 0);
         ck_assert(RUN_UNTIL(&loop, &tick, c.stopped == 1, 5000));
         transport_free(t);
@@ -619,6 +679,7 @@ static Suite *transport_suite(void)
         tcase_set_timeout(tc, 30);
         tcase_add_test(tc, test_new_invalid);
         tcase_add_test(tc, test_start_stop_unreachable);
+        tcase_add_test(tc, test_closed_port_waits_do_not_grow);
         tcase_add_test(tc, test_login_timeout);
         suite_add_tcase(s, tc);
         return s;

@@ -31,6 +31,11 @@
 #define DAEMON_LOCK_WAIT_MS 10000U
 #define DAEMON_LOCK_POLL_MS 20U
 
+/* While the broker stays away the transport tries again about once a
+ * second; a failure with the reason last logged is logged as a warning
+ * again only after this long, and at debug level meanwhile. */
+#define DAEMON_LOST_LOG_MS 60000U
+
 /* A test hook: the point it fires at (NULL: off) and how many more times
  * that point is reached before it does. */
 typedef struct DaemonHook {
@@ -79,8 +84,10 @@ typedef struct Daemon {
         bool handles_ready; /* signals and timers are initialised */
         bool transport_stopped;
         int exit_status;
-        uint64_t n_plans; /* plans finished since start, for STATUS= */
-        bool trimmed;     /* nothing ran since the last trim */
+        uint64_t n_plans;        /* plans finished since start, for STATUS= */
+        char *lost_reason;       /* the last reason on_lost logged as a warning */
+        uint64_t lost_logged_ms; /* and when (uv_now) */
+        bool trimmed;            /* nothing ran since the last trim */
 
         /* The MURANOAGENT_CRASH_AT and _STOP_AT test hooks (daemon-crash.c). */
         DaemonHook crash;

@@ -29,9 +29,21 @@ static void on_ready(Transport *t, const TransportReady *ready, void *userdata)
 
 static void on_lost(Transport *t, const TransportLoss *loss, void *userdata)
 {
-        log_warning(NULL, "%s %s; next attempt in %.1f s",
-                    loss->was_ready ? "connection lost:" : "cannot connect:", loss->reason,
-                    (double)loss->retry_ms / 1000);
+        Daemon *d = userdata;
+        uint64_t now = uv_now(d->loop);
+        LogLevel level = LOG_LEVEL_WARNING;
+
+        if (!loss->was_ready && d->lost_reason && streq(d->lost_reason, loss->reason) &&
+            now - d->lost_logged_ms < DAEMON_LOST_LOG_MS) {
+                level = LOG_LEVEL_DEBUG;
+        } else {
+                free(d->lost_reason);
+                d->lost_reason = strdup(loss->reason);
+                d->lost_logged_ms = now;
+        }
+        log_write(level, NULL, "%s %s; next attempt in %.1f s",
+                  loss->was_ready ? "connection lost:" : "cannot connect:", loss->reason,
+                  (double)loss->retry_ms / 1000);
         daemon_notify_status("waiting for the broker: %s", loss->reason);
 }
 
@@ -343,6 +355,7 @@ int daemon_run(const Config *cfg, const char *const *config_paths)
         daemon_work_free_all(&d);
         journal_free(d.journal);
         signature_key_free(d.key);
+        free(d.lost_reason);
         if (uv_loop_close(&loop) != 0)
                 log_error(NULL, "the event loop did not close cleanly");
         return rc;

@@ -2,8 +2,11 @@
  * the jitter. The reference waits 5 s, then 1.2 times longer after each
  * failure up to 60 s, without jitter (spec §2.5); we start at 1 s, double,
  * and stop at [agent] reconnect_max_delay (60 s by default), so that a
- * broker restart costs about a second and a thousand agents do not come
- * back at the same instant. */
+ * thousand agents do not come back at the same instant. While nothing
+ * listens on the broker's port, though, an attempt costs the broker no
+ * more than a refused TCP connect, and the first step's wait (at most 1 s)
+ * holds whatever the outage's length: the agent consumes again within about a
+ * second of the broker's return (docs/transport.md). */
 #include <stdint.h>
 #include <sys/random.h>
 #include <time.h>
@@ -18,6 +21,14 @@ void transport_backoff_init(TransportBackoff *b, uint64_t initial_ms, uint64_t m
         if (max_ms < initial_ms)
                 max_ms = initial_ms;
         *b = (TransportBackoff){.initial_ms = initial_ms, .max_ms = max_ms};
+}
+
+/* Uniform in [d/2, d]: d - half, not half, so that an odd d is reached. */
+static uint64_t jitter(uint64_t d, uint32_t rnd)
+{
+        uint64_t half = d / 2;
+
+        return half + (d - half) * (uint64_t)rnd / UINT32_MAX;
 }
 
 void transport_backoff_reset(TransportBackoff *b)
@@ -37,13 +48,16 @@ uint64_t transport_backoff_ceiling(const TransportBackoff *b)
 uint64_t transport_backoff_next(TransportBackoff *b, uint32_t rnd)
 {
         uint64_t d = transport_backoff_ceiling(b);
-        uint64_t half = d / 2;
 
         /* Stop counting once the cap is reached, so failures never wraps. */
         if (d < b->max_ms)
                 b->failures++;
-        /* d - half, not half, so that an odd ceiling is still reached. */
-        return half + (d - half) * (uint64_t)rnd / UINT32_MAX;
+        return jitter(d, rnd);
+}
+
+uint64_t transport_backoff_probe(const TransportBackoff *b, uint32_t rnd)
+{
+        return jitter(b->initial_ms, rnd);
 }
 
 uint64_t transport_random_seed(void)

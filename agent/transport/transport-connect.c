@@ -165,6 +165,28 @@ static int connect_errno(const char *host, unsigned port, int timeout_ms)
         return err;
 }
 
+/* Whether a failed socket open found nothing listening: the TCP connect
+ * was refused, could not reach the host, or timed out (the connect is a
+ * plain socket's only step before the AMQP header; a TLS socket's timeout
+ * may be its handshake's). Nothing of the broker's AMQP side was touched,
+ * so the next attempt may come soon (transport_backoff_probe()). */
+static bool no_listener(int status, int cause, bool ssl)
+{
+        if (status == AMQP_STATUS_TIMEOUT)
+                return !ssl;
+        switch (cause) {
+        case ECONNREFUSED:
+        case EHOSTUNREACH:
+        case ENETUNREACH:
+        case EHOSTDOWN:
+        case ENETDOWN:
+        case ETIMEDOUT:
+                return true;
+        default:
+                return false;
+        }
+}
+
 /* rabbitmq-c's text for status, with the detail it does not give: the
  * certificate problem, OpenSSL's reason for a failed handshake, or why a
  * connect failed. */
@@ -291,6 +313,7 @@ int transport_connect(Transport *t, const ConfigHost *broker, char **ret_reason)
         char *tag = NULL;
         int status, err;
 
+        io->no_listener = false;
         if (!name)
                 return -ENOMEM;
         conn = amqp_new_connection();
@@ -322,6 +345,7 @@ int transport_connect(Transport *t, const ConfigHost *broker, char **ret_reason)
                                     ? connect_errno(host, broker->port, 2000)
                                     : 0;
                 _cleanup_free_ char *text = status_text(status, cause);
+                io->no_listener = no_listener(status, cause, o->ssl);
                 amqp_destroy_connection(conn);
                 return fail(ret_reason, cause ? -cause : transport_status_errno(status),
                             "cannot connect to %s: %s", name, text ? text : "out of memory");

@@ -54,7 +54,10 @@ void transport_idmap_done(TransportIdMap *m);
  * reset has the ceiling d = min(max, initial * 2^n) and is uniformly drawn
  * from [d/2, d]. Half of each wait is guaranteed, so a broker that is down
  * is not hammered; the other half is random, so agents that lost the same
- * broker at once do not come back in step. */
+ * broker at once do not come back in step. An attempt that found nothing
+ * listening waits the probe instead: the first step's wait, drawn from
+ * [initial/2, initial] however long the outage, and the exponential
+ * schedule does not advance. */
 typedef struct TransportBackoff {
         uint64_t initial_ms;
         uint64_t max_ms;
@@ -66,6 +69,10 @@ void transport_backoff_reset(TransportBackoff *b);
 /* The next wait in ms; rnd is a uniformly random 32-bit number (0 gives the
  * floor d/2, UINT32_MAX the ceiling d). */
 uint64_t transport_backoff_next(TransportBackoff *b, uint32_t rnd);
+/* The wait after an attempt that found nothing listening, drawn as above
+ * under the first step's ceiling; the schedule of transport_backoff_next()
+ * stays where it was. */
+uint64_t transport_backoff_probe(const TransportBackoff *b, uint32_t rnd);
 /* The ceiling the next call would use. */
 uint64_t transport_backoff_ceiling(const TransportBackoff *b);
 
@@ -242,6 +249,11 @@ typedef struct TransportIo {
         uint64_t last_inbound_ns;
         size_t broker_index; /* the broker to try next */
         size_t failed_in_round;
+        /* transport_connect(): the last attempt found nothing listening
+         * (refused, unreachable, timed out at the TCP connect). */
+        bool no_listener;
+        /* An attempt of this round reached a listener. */
+        bool listener_in_round;
         TransportBackoff backoff;
         uint64_t rng;
         TransportAssembler assembler;

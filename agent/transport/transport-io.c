@@ -494,18 +494,25 @@ void transport_io_main(void *arg)
                 }
                 if (r < 0) {
                         /* Brokers in a round are tried one after the other;
-                         * the back-off is between rounds. */
+                         * the back-off is between rounds, the probe's when
+                         * no broker of the round had a listener. */
                         io->broker_index = (io->broker_index + 1) % n;
-                        delay = ++io->failed_in_round < n
-                                        ? 0
-                                        : transport_backoff_next(&io->backoff,
-                                                                 transport_random_next(&io->rng));
-                        if (io->failed_in_round >= n)
+                        io->listener_in_round |= !io->no_listener;
+                        delay = 0;
+                        if (++io->failed_in_round >= n) {
+                                uint32_t rnd = transport_random_next(&io->rng);
+
+                                delay = io->listener_in_round
+                                                ? transport_backoff_next(&io->backoff, rnd)
+                                                : transport_backoff_probe(&io->backoff, rnd);
                                 io->failed_in_round = 0;
+                                io->listener_in_round = false;
+                        }
                         post_lost(t, r, reason, false, delay);
                         continue;
                 }
                 io->failed_in_round = 0;
+                io->listener_in_round = false;
                 transport_backoff_reset(&io->backoff);
 
                 r = io_session(t, &reason, &polite);

@@ -47,7 +47,8 @@ typedef struct TransportOptions {
         const char *ca_certs; /* "" = the system's CA store */
         bool insecure;
         bool verify_hostname;
-        uint64_t reconnect_initial_ms; /* first back-off ceiling */
+        uint64_t reconnect_initial_ms; /* first back-off ceiling, and the one while nothing listens
+                                        */
         uint64_t reconnect_max_ms;     /* back-off cap */
         uint64_t connect_timeout_ms;   /* TCP connect, TLS handshake, login, each RPC */
         uint64_t stop_confirm_ms;      /* transport_stop() waits this long for confirms */
