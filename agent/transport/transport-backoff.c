@@ -5,8 +5,8 @@
  * thousand agents do not come back at the same instant. While nothing
  * listens on the broker's port, though, an attempt costs the broker no
  * more than a refused TCP connect, and the first step's wait (at most 1 s)
- * holds whatever the outage's length: the agent consumes again within about a
- * second of the broker's return (docs/transport.md). */
+ * holds whatever the outage's length: the agent consumes again within
+ * about a second of the broker's return (docs/transport.md). */
 #include <stdint.h>
 #include <sys/random.h>
 #include <time.h>
