@@ -18,13 +18,20 @@ amqp declare "$q" "$rq" >/dev/null || bail "cannot declare the queues"
 agent_start a
 agent_wait_consuming a || bail "the agent did not start consuming"
 
-script_plan "$T/p1.json" p1 "$(printf '#!/bin/sh\necho "$1" >> %s\nsleep 3\necho "$1 done"\n' "$runlog")"
+# p1 ends only once the test has seen the connection drop (or after 60 s),
+# so that it finishes while the broker is away however long the broker takes
+# to close its connections on a loaded machine.
+gone=$T/broker-gone
+script_plan "$T/p1.json" p1 "$(printf '#!/bin/sh\necho "$1" >> %s\ni=0\nwhile [ ! -e %s ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done\necho "$1 done"\n' "$runlog" "$gone")"
 script_plan "$T/p2.json" p2 "$(printf '#!/bin/sh\necho "$1" >> %s\necho "$1 done"\n' "$runlog")"
 
 amqp publish "$q" "$T/p1.json" >/dev/null
 wait_for 20 log_has a "\[plan p1\] calling script run" || bail "p1 did not start"
 t0=$(date +%s%3N)
-"$BROKER_SH" restart "$BROKER_DIR" 4 2>"$T/restart.log"
+"$BROKER_SH" restart "$BROKER_DIR" 4 2>"$T/restart.log" &
+restart_pid=$!
+wait_for 60 log_has a "WARNING muranoagent connection lost:" && touch "$gone"
+wait "$restart_pid"
 same "the broker restarted" 0 "$?"
 t1=$(date +%s%3N)
 diag "broker down and up again in $((t1 - t0)) ms" "$(cat "$T/restart.log")"
