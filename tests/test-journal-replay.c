@@ -209,6 +209,9 @@ END_TEST
         "null, \"Time\": \"2024-05-10 12:34:56.123456\", \"ReplyTo\": null}"
 #define HASH_ABC "6cc43f858fbb763301637b5af970e2a46b46f461f27e5a0f41e009c59b827b25"
 #define HASH_1   "6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b"
+/* SHA-256 of "delivery:{}" */
+#define HASH_DELIVERY_EMPTY_OBJECT                                                                 \
+        "dca23886131ae04d382ac19ac5dedd3dfff815ac83e9d5e2a72af6eccabf4d74"
 
 /* One plan through to a confirmed result with source_id's result text. */
 static void finish(Journal *j, const char *result_text, bool record)
@@ -288,15 +291,40 @@ START_TEST(test_done)
         ck_assert_str_eq(text, "{\"SourceID\": 1, \"Body\": 1}");
         ck_assert_int_eq(lookup(j, json_string("1"), &none), 0);
 
-        /* Results that no ID can find are not kept. */
+        /* Results that no ID can find are kept under their delivery's
+         * digest (put_simple's body "{}"), each replacing the last; no ID
+         * finds them, the same body does. */
+        ck_assert_int_eq(journal_done_lookup_delivery(j, "{}", 2, &none), 0);
         finish(j, "{\"SourceID\": \"\"}", true);
         finish(j, "{\"SourceID\": null}", true);
         finish(j, "{\"SourceID\": 1.5}", true);
+        ck_assert(exists("plans/done/" HASH_DELIVERY_EMPTY_OBJECT "/result.json"));
+        ck_assert_int_eq(journal_done_lookup_delivery(j, "{}", 2, &text), 1);
+        ck_assert_str_eq(text, "{\"SourceID\": 1.5}");
+        free(text), text = NULL;
+        ck_assert_int_eq(journal_done_lookup_delivery(j, "{} ", 3, &none), 0);
+        ck_assert_int_eq(lookup(j, json_string(""), &none), 0);
         finish(j, "not json", true);
         finish(j, "{\"SourceID\": \"dropped\"}", false);
-        ck_assert_uint_eq(n_done(), 2);
+        ck_assert_uint_eq(n_done(), 3);
         free(dir), dir = plans_dir();
         ck_assert_str_eq(dir, "done");
+
+        /* A result with an ID is not found by its body. */
+        put_simple(j, ts);
+        ck_assert_int_eq(journal_put_result(j, ts, RESULT_ABC, strlen(RESULT_ABC)), 0);
+        ck_assert_int_eq(journal_done_lookup_delivery(j, "{}", 2, &text), 1);
+        ck_assert_str_eq(text, "not json");
+        free(text), text = NULL;
+        ck_assert_int_eq(journal_remove(j, ts, false), 0);
+        /* One without an ID waiting for its confirm is. */
+        ck_assert_int_eq(journal_put_plan(j, "[]", 2, NULL, 0, "", NULL, ts), 0);
+        ck_assert_int_eq(journal_done_lookup_delivery(j, "[]", 2, &none), 0);
+        ck_assert_int_eq(journal_put_result(j, ts, "{\"SourceID\": \"\", \"n\": 2}", 24), 0);
+        ck_assert_int_eq(journal_done_lookup_delivery(j, "[]", 2, &text), 1);
+        ck_assert_str_eq(text, "{\"SourceID\": \"\", \"n\": 2}");
+        free(text), text = NULL;
+        ck_assert_int_eq(journal_remove(j, ts, false), 0);
 
         /* Records survive a restart. */
         j = journal_free(j);

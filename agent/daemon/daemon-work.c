@@ -147,11 +147,34 @@ static void plan_ids(DaemonWork *w, const JournalPlan *jp, const json_t *plan)
         w->plan_reply_to = json_deep_copy(rt ? rt : jp->reply_to);
 }
 
+/* Whether the entry's plan was answered already, by w->source_id, or with
+ * jp, when that is no ID worth a record, by its body: then that answer is
+ * stored again (true; w->rc and w->outcome say how it went). */
+static bool answered_before(DaemonWork *w, const JournalPlan *jp)
+{
+        Journal *j = w->d->journal;
+        _cleanup_free_ char *done = NULL;
+        int rc;
+
+        if (jp && !journal_done_id_ok(w->source_id))
+                rc = journal_done_lookup_delivery(j, jp->body, jp->body_len, &done);
+        else
+                rc = journal_done_lookup(j, w->source_id, &done);
+        if (rc == 0)
+                return false;
+        if (rc == 1) {
+                note(w, LOG_LEVEL_WARNING, "plan already answered; sending its result again");
+                rc = journal_put_result(j, w->ts, done, strlen(done));
+        }
+        w->rc = rc < 0 ? rc : 0;
+        w->outcome = rc < 0 ? OUTCOME_RETRY : OUTCOME_NONE;
+        return true;
+}
+
 static void work_prepare(DaemonWork *w)
 {
         Daemon *d = w->d;
         _cleanup_(journal_plan_freep) JournalPlan *jp = NULL;
-        _cleanup_free_ char *done = NULL;
         _cleanup_json_ json_t *plan = NULL;
         PlanLimits lim = {.max_bytes = d->cfg->agent.max_plan_size,
                           .max_depth = d->cfg->agent.max_plan_depth};
@@ -180,6 +203,14 @@ static void work_prepare(DaemonWork *w)
         rc = plan_parse_json(jp->body, jp->body_len, &lim, &plan, &perr);
         if (rc != 0) {
                 plan_ids(w, jp, NULL);
+                /* The same message delivered again (a crash between its
+                 * store and its ack) gets the same document, byte for
+                 * byte: under its message_id, or without one under a
+                 * digest of its body. */
+                if (answered_before(w, jp)) {
+                        plan_error_clear(&perr);
+                        return;
+                }
                 note(w, LOG_LEVEL_WARNING, "plan %s: %s", w->ts, perr.message);
                 prepare_answer(w, w->source_id, w->plan_reply_to, false, perr.code, perr.message);
                 plan_error_clear(&perr);
@@ -189,17 +220,8 @@ static void work_prepare(DaemonWork *w)
 
         /* Ours: a plan whose ID was already answered (a redelivery after a
          * broker node died) gets that answer again, and does not run twice. */
-        rc = journal_done_lookup(d->journal, w->source_id, &done);
-        if (rc < 0) {
-                w->rc = rc;
+        if (answered_before(w, NULL))
                 return;
-        }
-        if (rc == 1) {
-                note(w, LOG_LEVEL_WARNING, "plan already answered; sending its result again");
-                w->rc = journal_put_result(d->journal, w->ts, done, strlen(done));
-                w->outcome = w->rc < 0 ? OUTCOME_RETRY : OUTCOME_NONE;
-                return;
-        }
 
         /* A stop that came while the plan was checked: it stays pending and
          * runs at the next start, rather than be marked running here and

@@ -40,22 +40,36 @@ bool journal_done_id_ok(const json_t *plan_id)
                json_is_integer(plan_id);
 }
 
+/* The record name of a key: the SHA-256 of prefix || data, in hex. */
+static int digest_name(const char *prefix, const void *data, size_t len, char name[65])
+{
+        unsigned char md[SHA256_DIGEST_LENGTH];
+        SHA256_CTX ctx;
+
+        if (SHA256_Init(&ctx) != 1 || SHA256_Update(&ctx, prefix, strlen(prefix)) != 1 ||
+            SHA256_Update(&ctx, data, len) != 1 || SHA256_Final(md, &ctx) != 1)
+                return -ENOMEM;
+        for (unsigned i = 0; i < SHA256_DIGEST_LENGTH; i++)
+                snprintf(name + 2 * i, 3, "%02x", md[i]);
+        return 0;
+}
+
 static int id_name(const json_t *plan_id, char name[65])
 {
         _cleanup_free_ char *text = NULL;
-        unsigned char md[SHA256_DIGEST_LENGTH];
-        SHA256_CTX ctx;
         int r;
 
         r = pyjson_dumps(plan_id, &text);
         if (r < 0)
                 return r;
-        if (SHA256_Init(&ctx) != 1 || SHA256_Update(&ctx, text, strlen(text)) != 1 ||
-            SHA256_Final(md, &ctx) != 1)
-                return -ENOMEM;
-        for (unsigned i = 0; i < SHA256_DIGEST_LENGTH; i++)
-                snprintf(name + 2 * i, 3, "%02x", md[i]);
-        return 0;
+        return digest_name("", text, strlen(text), name);
+}
+
+/* A delivery's record name hashes "delivery:" and the body: no JSON text
+ * starts with a 'd', so it never equals the name of an ID. */
+static int delivery_name(const void *body, size_t len, char name[65])
+{
+        return digest_name("delivery:", body, len, name);
 }
 
 static bool name_ok(const char *name)
@@ -197,6 +211,24 @@ int journal_done_open(Journal *j)
         return 0;
 }
 
+/* A result without an ID to keep it under (a body that is not a plan, sent
+ * without message_id) is kept under a digest of its delivery's body, so
+ * that the same message delivered again gets the same answer. A plan.json
+ * that cannot be read leaves the name empty: no record. */
+static int entry_delivery_name(Journal *j, JournalIndexEntry *e)
+{
+        _cleanup_(journal_plan_freep) JournalPlan *p = NULL;
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = journal_load_plan(j, e->ts, &p, &error);
+        if (r == JOURNAL_CORRUPT || r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        return delivery_name(p->body, p->body_len, e->id_name);
+}
+
 int journal_done_entry_id(Journal *j, JournalIndexEntry *e)
 {
         char path[JOURNAL_TS_MAX + sizeof(JOURNAL_RESULT_FILE)];
@@ -213,11 +245,12 @@ int journal_done_entry_id(Journal *j, JournalIndexEntry *e)
                 return r;
         id = journal_result_source_id(text, len);
         e->id_name[0] = '\0';
-        if (id && journal_done_id_ok(id)) {
+        if (id && journal_done_id_ok(id))
                 r = id_name(id, e->id_name);
-                if (r < 0)
-                        return r;
-        }
+        else if (e->plan)
+                r = entry_delivery_name(j, e);
+        if (r < 0)
+                return r;
         e->id_known = true;
         return 0;
 }
@@ -263,7 +296,8 @@ int journal_done_record(Journal *j, const char *ts, const char name[65])
 }
 
 /* The text of result.json at dirfd/<dir>/result.json when its SourceID is
- * plan_id: 1 and *ret set, 0 when not, or -errno. */
+ * plan_id (NULL: when it has no SourceID worth keeping, for a record kept
+ * under its delivery's digest): 1 and *ret set, 0 when not, or -errno. */
 static int result_matches(int dirfd, const char *dir, const json_t *plan_id, char **ret)
 {
         char path[65 + sizeof(JOURNAL_RESULT_FILE)];
@@ -279,21 +313,18 @@ static int result_matches(int dirfd, const char *dir, const json_t *plan_id, cha
         if (r < 0)
                 return r;
         id = journal_result_source_id(text, len);
-        if (!id || !json_equal(id, plan_id))
+        if (plan_id ? !id || !json_equal(id, plan_id) : id && journal_done_id_ok(id))
                 return 0;
         *ret = TAKE_PTR(text);
         return 1;
 }
 
-static int lookup_locked(Journal *j, const json_t *plan_id, char **ret)
+/* The result kept under record name name; plan_id as result_matches(). */
+static int lookup_locked(Journal *j, const char name[65], const json_t *plan_id, char **ret)
 {
-        char name[65];
         ssize_t i;
         int r;
 
-        r = id_name(plan_id, name);
-        if (r < 0)
-                return r;
         (void)done_prune(j);
         i = done_find(j, name);
         if (i >= 0) {
@@ -329,12 +360,31 @@ static int lookup_locked(Journal *j, const json_t *plan_id, char **ret)
 
 int journal_done_lookup(Journal *j, const json_t *plan_id, char **ret_result_text)
 {
+
+        char name[65];
         int r;
 
         if (!journal_done_id_ok(plan_id))
                 return 0;
+        r = id_name(plan_id, name);
+        if (r < 0)
+                return r;
         pthread_mutex_lock(&j->lock);
-        r = lookup_locked(j, plan_id, ret_result_text);
+        r = lookup_locked(j, name, plan_id, ret_result_text);
+        pthread_mutex_unlock(&j->lock);
+        return r;
+}
+
+int journal_done_lookup_delivery(Journal *j, const void *body, size_t len, char **ret_result_text)
+{
+        char name[65];
+        int r;
+
+        r = delivery_name(body, len, name);
+        if (r < 0)
+                return r;
+        pthread_mutex_lock(&j->lock);
+        r = lookup_locked(j, name, NULL, ret_result_text);
         pthread_mutex_unlock(&j->lock);
         return r;
 }

@@ -206,9 +206,6 @@ int journal_done_record(Journal *j, const char *ts, const char name[65]);
  * result.json unless known. Returns 0, -ENOENT or -errno. */
 int journal_done_entry_id(Journal *j, JournalIndexEntry *e);
 
-/* Whether plan_id is one that done records are kept for. */
-bool journal_done_id_ok(const json_t *plan_id);
-
 /* The SourceID of a result document's text, as a new reference, or NULL
  * when the text is not a JSON object with one. */
 json_t *journal_result_source_id(const char *text, size_t len);

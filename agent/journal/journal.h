@@ -255,9 +255,22 @@ int journal_load_result(Journal *j, const char *ts, char **ret_text, size_t *ret
  * published again. */
 int journal_remove(Journal *j, const char *ts, bool record);
 
+/* Whether plan_id is one that done records are kept for: a non-empty
+ * string or an integer. */
+bool journal_done_id_ok(const json_t *plan_id);
+
 /* Whether plan_id already has a result: a done record younger than the
  * age limit, or an entry still waiting to publish its result.json. Only
  * non-empty strings and integers are looked up (other IDs never match).
  * Returns 1 with the result's text in *ret_result_text, 0 when there is
  * none, or -errno. */
 int journal_done_lookup(Journal *j, const json_t *plan_id, char **ret_result_text);
+
+/* Whether a message whose body is not a plan (not JSON, not an object, a
+ * key given twice), and whose ID therefore cannot be read, was answered
+ * already: the same body delivered again after a crash between storing it
+ * and its ack. Results whose SourceID is not an ID that done records are
+ * kept for are recorded under a digest of their plan.json's body, and
+ * this finds them (a record, or a result waiting for its confirm).
+ * Returns 1 with the result's text, 0 when there is none, or -errno. */
+int journal_done_lookup_delivery(Journal *j, const void *body, size_t len, char **ret_result_text);
