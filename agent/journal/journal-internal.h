@@ -15,6 +15,7 @@
 #define JOURNAL_RUNNING_FILE "running"
 #define JOURNAL_STAMP_FILE   "stamp"
 #define JOURNAL_DONE_DIR     "done"
+#define JOURNAL_RESERVE_FILE "reserve"
 /* Temporary names start with '.', and no entry name does, so a leftover
  * is never taken for a plan (by us or by the reference). */
 #define JOURNAL_PLAN_TMP   ".plan.json.tmp"
@@ -61,6 +62,14 @@ struct Journal {
         int plans_fd; /* <storage>/plans, flock'ed */
         int done_fd;  /* <storage>/plans/done */
         size_t max_plan_file;
+        /* plans/reserve (journal-reserve.c): its descriptor (-1: none),
+         * the size it should have, the blocks it holds and its length
+         * now, and how many pieces of it answers have used since open. */
+        int reserve_fd;
+        uint64_t reserve_size;
+        uint64_t reserve_have;
+        off_t reserve_len;
+        uint64_t reserve_used;
         unsigned done_max_count;
         int64_t done_max_age;
 
@@ -174,6 +183,27 @@ int journal_index_fresh(Journal *j);
 /* The state an entry is listed with; false when it is not listed (it has
  * neither plan.json nor result.json). */
 bool journal_index_state(const JournalIndexEntry *e, JournalState *ret);
+
+/* --- journal-reserve.c: room kept for answers ---------------------------- */
+
+/* Open (creating) plans/reserve and fill it, when the options ask for
+ * one. A full disk leaves it short, not the open failed. Returns 0 or
+ * -errno. */
+int journal_reserve_open(Journal *j);
+
+/* Take the reserve back to its whole size when it is short. Returns 0,
+ * or -errno (-ENOSPC: the disk is still full; it stays short). */
+int journal_reserve_fill(Journal *j);
+
+/* Give one piece of the reserve back to the file system, for an answer
+ * that found the disk full. Returns 0, -ENOSPC when nothing is left, or
+ * -errno. */
+int journal_reserve_release(Journal *j);
+
+/* After an answer's write failed with r: whether the disk was full and a
+ * piece of the reserve was released, so that the write is worth trying
+ * again. */
+bool journal_reserve_retry(Journal *j, int r);
 
 /* --- journal-stamp.c --------------------------------------------------- */
 

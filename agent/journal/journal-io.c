@@ -33,6 +33,8 @@ const JournalOps journal_sys_ops = {
         .faccessat = faccessat,
         .fstatat = fstatat,
         .fdopendir = fdopendir,
+        .fallocate = fallocate,
+        .ftruncate = ftruncate,
 };
 
 bool journal_ts_valid(const char *name)

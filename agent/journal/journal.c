@@ -172,6 +172,8 @@ static void ops_fill(JournalOps *ops)
         FILL(faccessat)
         FILL(fstatat)
         FILL(fdopendir)
+        FILL(fallocate)
+        FILL(ftruncate)
 #undef FILL
 }
 
@@ -186,11 +188,12 @@ int journal_open(const char *storage, const JournalOptions *opt, Journal **ret)
         j = calloc(1, sizeof(*j));
         if (!j)
                 return -ENOMEM;
-        j->plans_fd = j->done_fd = -1;
+        j->plans_fd = j->done_fd = j->reserve_fd = -1;
         pthread_mutex_init(&j->lock, NULL);
         j->ops = o.ops ? *o.ops : journal_sys_ops;
         ops_fill(&j->ops);
         j->max_plan_file = o.max_plan_file ? o.max_plan_file : DEFAULT_MAX_PLAN_FILE;
+        j->reserve_size = o.reserve_size;
         j->done_max_count = o.done_max_count;
         /* Ages are compared in nanoseconds: beyond 292 years is forever. */
         j->done_max_age =
@@ -212,6 +215,9 @@ int journal_open(const char *storage, const JournalOptions *opt, Journal **ret)
         r = journal_done_open(j);
         if (r < 0)
                 return r;
+        r = journal_reserve_open(j);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(j);
         return 0;
 }
@@ -223,6 +229,8 @@ Journal *journal_free(Journal *j)
         /* Closing the descriptor releases the flock. */
         if (j->done_fd >= 0)
                 close(j->done_fd);
+        if (j->reserve_fd >= 0)
+                close(j->reserve_fd);
         if (j->plans_fd >= 0)
                 close(j->plans_fd);
         free(j->index);
@@ -382,14 +390,25 @@ int journal_remove(Journal *j, const char *ts, bool record)
         }
         /* Before plan.json goes: it may hold the only durable copy of
          * the last stamp. */
-        r = journal_stamp_settle(j, e);
-        if (r == 0 && record)
+        /* Both may need a block (a new stamp file, a name in done/): on a
+         * full disk they take it from the reserve, or the result would be
+         * published again and again. */
+        do
+                r = journal_stamp_settle(j, e);
+        while (journal_reserve_retry(j, r));
+        while (r == 0 && record) {
                 r = remove_record(j, ts, e);
-        if (r == 0)
+                if (!journal_reserve_retry(j, r))
+                        break;
+                r = 0;
+        }
+        if (r >= 0)
                 r = e ? entry_remove(j, ts, e) : journal_rm_rf_at(j, j->plans_fd, ts);
         if (r >= 0) {
                 journal_index_drop(j, ts);
                 r = 0;
+                /* Room came free: the reserve first. */
+                (void)journal_reserve_fill(j);
         } else {
                 journal_index_probe(j, ts);
         }

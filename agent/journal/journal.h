@@ -80,6 +80,8 @@
 /* Defaults of the de-duplication window (JournalOptions). */
 #define JOURNAL_DONE_MAX_COUNT 1000
 #define JOURNAL_DONE_MAX_AGE   (7 * 24 * 3600)
+/* Default size of plans/reserve, the room kept for answers on a full disk. */
+#define JOURNAL_RESERVE_SIZE ((uint64_t)256 << 10)
 
 /* The file operations the journal goes through, with the system calls'
  * own conventions (-1 and errno). Tests replace them to make a write, an
@@ -101,6 +103,9 @@ typedef struct JournalOps {
         int (*faccessat)(int dirfd, const char *path, int mode, int flags);
         int (*fstatat)(int dirfd, const char *path, struct stat *st, int flags);
         DIR *(*fdopendir)(int fd);
+        /* The reserve (plans/reserve): taken and given back. */
+        int (*fallocate)(int fd, int mode, off_t offset, off_t len);
+        int (*ftruncate)(int fd, off_t len);
 } JournalOps;
 
 typedef struct JournalOptions {
@@ -108,13 +113,15 @@ typedef struct JournalOptions {
         size_t max_plan_file;    /* largest plan.json read back, bytes; 0 = 256 MiB */
         unsigned done_max_count; /* finished plans remembered; 0 = none */
         int64_t done_max_age;    /* seconds they are remembered; 0 = not at all */
+        uint64_t reserve_size;   /* bytes of plans/reserve; 0 = no reserve */
 } JournalOptions;
 
 #define JOURNAL_OPTIONS_DEFAULT                                                                    \
         ((JournalOptions){.ops = NULL,                                                             \
                           .max_plan_file = 0,                                                      \
                           .done_max_count = JOURNAL_DONE_MAX_COUNT,                                \
-                          .done_max_age = JOURNAL_DONE_MAX_AGE})
+                          .done_max_age = JOURNAL_DONE_MAX_AGE,                                    \
+                          .reserve_size = JOURNAL_RESERVE_SIZE})
 
 /* What journal_open() found and repaired, for the daemon to log. */
 typedef struct JournalOpenReport {
@@ -254,6 +261,27 @@ int journal_load_result(Journal *j, const char *ts, char **ret_text, size_t *ret
  * fsync'd: a removal that a power loss undoes only means the result is
  * published again. */
 int journal_remove(Journal *j, const char *ts, bool record);
+
+/* Store an answer for a message whose plan is not kept (too large for the
+ * agent, or for the disk): a new entry <ts> holding only result.json with
+ * text, made durable as journal_put_plan() makes plan.json. The entry is
+ * JOURNAL_RESULT at once, and published and removed like any other. When
+ * the disk is full, pieces of the reserve are given back for it. Returns
+ * 0 with the entry's name in ret_ts, or -errno with nothing left behind
+ * (the message must not be acked then). */
+int journal_put_answer(Journal *j, const char *text, size_t len, char ret_ts[JOURNAL_TS_MAX]);
+
+/* Room on the journal's file system, for the daemon's log and status. */
+typedef struct JournalSpace {
+        uint64_t available;    /* bytes free for the agent (statvfs f_bavail) */
+        bool reserve_whole;    /* plans/reserve holds all its blocks */
+        uint64_t reserve_held; /* bytes it holds */
+        uint64_t reserve_used; /* pieces given to answers since open */
+} JournalSpace;
+
+/* Take the reserve back to its whole size where there is room, then
+ * measure. Returns 0 or -errno. */
+int journal_space(Journal *j, JournalSpace *ret);
 
 /* Whether plan_id is one that done records are kept for: a non-empty
  * string or an integer. */
