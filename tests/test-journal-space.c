@@ -163,6 +163,9 @@ START_TEST(test_full_disk)
         /* The plan that ran still gets its result stored. */
         ck_assert_int_eq(journal_put_result(j, run_ts, ANSWER, strlen(ANSWER)), 0);
         ck_assert_int_lt(reserve_len(), (off_t)JOURNAL_RESERVE_SIZE);
+        /* What that piece left is for answers, not for plans. */
+        ck_assert_int_gt(space_free, 2 * BLOCK);
+        ck_assert_int_eq(journal_put_plan(j, "{}", 2, NULL, 0, "p", NULL, ts), -ENOSPC);
 
         /* Answers until the reserve is gone: at least one per piece. */
         while ((r = journal_put_answer(j, ANSWER, strlen(ANSWER), ts)) == 0) {

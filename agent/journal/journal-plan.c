@@ -214,8 +214,12 @@ int journal_put_plan(Journal *j, const void *body, size_t body_len, const void *
                 return -ENOMEM;
 
         pthread_mutex_lock(&j->lock);
-        /* The reserve for answers goes before any plan. */
-        (void)journal_reserve_fill(j);
+        /* The reserve for answers goes before any plan: while it cannot
+         * be made whole, the disk counts as full, and room that pieces of
+         * it left for answers is not taken by plans. */
+        r = journal_reserve_fill(j);
+        if (r == -ENOSPC || r == -EDQUOT)
+                goto out;
         r = entry_create(j, ts);
         if (r < 0)
                 goto out;
