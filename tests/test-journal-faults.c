@@ -444,7 +444,7 @@ END_TEST
  * journal refuses every stamp that journal_begin() accepted. This fails
  * if the stamp file is not made durable before a plan's plan.json goes,
  * or if the stamps of plans with a result are not recovered. */
-#define LOSS_STEPS 94
+#define LOSS_STEPS 92
 
 static void loss_child(int k)
 {

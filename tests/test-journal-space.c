@@ -194,7 +194,17 @@ START_TEST(test_full_disk)
         ck_assert_int_eq(journal_load_result(j, first, &text, &len), 0);
         ck_assert_str_eq(text, ANSWER);
         ck_assert(!exists_ts("plans/<ts>/plan.json", first));
+        free(text), text = NULL;
+        /* Its removal records it even now: the entry's own room is used
+         * for the record once the reserve is spent. */
         ck_assert_int_eq(journal_remove(j, first, true), 0);
+        {
+                json_t *id = json_string("big");
+
+                ck_assert_int_eq(journal_done_lookup(j, id, &text), 1);
+                ck_assert_str_eq(text, ANSWER);
+                json_decref(id);
+        }
 
         /* Room again: the reserve is taken back before a plan is stored. */
         space_free = 300 << 10;

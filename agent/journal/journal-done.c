@@ -124,29 +124,64 @@ static void done_drop(Journal *j, size_t i)
         j->n_done--;
 }
 
-/* Insert keeping the array in time order (ties by name). */
-static int done_add(Journal *j, const char *name, int64_t time)
+/* Forget record i; a record in the old format goes from the disk too. */
+static void done_forget(Journal *j, size_t i)
 {
-        JournalDone *p = realloc(j->done, (j->n_done + 1) * sizeof(*p));
+        if (j->done[i].where == JOURNAL_DONE_DIR_RECORD)
+                (void)journal_rm_rf_at(j, j->done_fd, j->done[i].name);
+        done_drop(j, i);
+}
+
+/* Once no record in memory is in records.old, it goes from the disk. */
+static void done_old_check(Journal *j)
+{
+        for (size_t i = 0; i < j->n_done; i++)
+                if (j->done[i].where == JOURNAL_DONE_OLD)
+                        return;
+        journal_done_log_drop_old(j);
+}
+
+/* Insert keeping the array in time order (ties by name). */
+int journal_done_add(Journal *j, const JournalDone *rec)
+{
+        ssize_t k = done_find(j, rec->name);
+        JournalDone *p;
         size_t i;
 
+        if (k >= 0)
+                done_forget(j, (size_t)k);
+        p = realloc(j->done, (j->n_done + 1) * sizeof(*p));
         if (!p)
                 return -ENOMEM;
         j->done = p;
         for (i = j->n_done; i > 0; i--) {
                 const JournalDone *d = &j->done[i - 1];
-                if (d->time < time || (d->time == time && strcmp(d->name, name) < 0))
+                if (d->time < rec->time || (d->time == rec->time && strcmp(d->name, rec->name) < 0))
                         break;
         }
         memmove(j->done + i + 1, j->done + i, (j->n_done - i) * sizeof(*p));
-        strcpy(j->done[i].name, name);
-        j->done[i].time = time;
+        j->done[i] = *rec;
         j->n_done++;
         return 0;
 }
 
+void journal_done_rotated(Journal *j)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < j->n_done; i++) {
+                if (j->done[i].where == JOURNAL_DONE_OLD)
+                        continue;
+                if (j->done[i].where == JOURNAL_DONE_LOG)
+                        j->done[i].where = JOURNAL_DONE_OLD;
+                j->done[n++] = j->done[i];
+        }
+        j->n_done = n;
+}
+
 /* Remove records beyond the count or age limit, oldest first. Returns how
- * many went. */
+ * many went. The space of those in the records files comes back when the
+ * files rotate, or when nothing in records.old is kept any more. */
 static unsigned done_prune(Journal *j)
 {
         int64_t now = now_nsec(j);
@@ -155,10 +190,11 @@ static unsigned done_prune(Journal *j)
         /* A clock that fails, or went back, expires nothing by age. */
         while (j->n_done > 0 && (j->n_done > j->done_max_count ||
                                  (now > 0 && now - j->done[0].time > j->done_max_age * NSEC))) {
-                (void)journal_rm_rf_at(j, j->done_fd, j->done[0].name);
-                done_drop(j, 0);
+                done_forget(j, 0);
                 n++;
         }
+        if (n > 0)
+                done_old_check(j);
         return n;
 }
 
@@ -198,13 +234,20 @@ int journal_done_open(Journal *j)
                         j->report.n_temp_removed++;
                         continue;
                 }
-                r = done_add(j, de->d_name, t);
+                JournalDone rec = {.time = t, .where = JOURNAL_DONE_DIR_RECORD};
+
+                memcpy(rec.name, de->d_name, sizeof(rec.name));
+                r = journal_done_add(j, &rec);
                 if (r < 0)
                         break;
         }
         if (r == 0 && errno != 0)
                 r = -errno;
         closedir(d);
+        if (r < 0)
+                return r;
+        /* Records of the files are newer than any in the old format. */
+        r = journal_done_log_open(j);
         if (r < 0)
                 return r;
         j->report.n_done_expired += done_prune(j);
@@ -257,52 +300,55 @@ int journal_done_entry_id(Journal *j, JournalIndexEntry *e)
 
 int journal_done_record(Journal *j, const char *ts, const char name[65])
 {
-        static const char *const drop[] = {JOURNAL_PLAN_FILE, JOURNAL_RUNNING_FILE,
-                                           JOURNAL_PLAN_TMP, JOURNAL_RESULT_TMP};
-        _cleanup_close_ int entry_fd = -1;
-        char path[64 + 1 + sizeof(JOURNAL_RESULT_FILE)];
-        struct timespec now;
-        ssize_t i;
+        char path[JOURNAL_TS_MAX + sizeof(JOURNAL_RESULT_FILE)];
+        _cleanup_free_ char *text = NULL;
+        size_t len;
         int r;
 
-        entry_fd = journal_open_dir(j, j->plans_fd, ts);
-        if (entry_fd < 0)
-                return entry_fd;
-        for (size_t k = 0; k < ELEMENTSOF(drop); k++)
-                if (j->ops.unlinkat(entry_fd, drop[k], 0) < 0 && errno != ENOENT)
-                        return -errno;
-        /* A plan answered twice (a redelivery answered from its record)
-         * replaces its record. */
-        r = journal_rm_rf_at(j, j->done_fd, name);
+        snprintf(path, sizeof(path), "%s/%s", ts, JOURNAL_RESULT_FILE);
+        r = file_read_regular_at(j->plans_fd, path, JOURNAL_MAX_RESULT_FILE, &text, &len);
         if (r < 0)
                 return r;
-        i = done_find(j, name);
-        if (i >= 0)
-                done_drop(j, (size_t)i);
-        if (j->ops.renameat(j->plans_fd, ts, j->done_fd, name) < 0)
-                return -errno;
-        r = journal_now(j, &now);
+        return journal_done_record_text(j, name, text, len);
+}
+
+int journal_done_record_text(Journal *j, const char name[65], const char *text, size_t len)
+{
+        JournalDone rec = {.time = now_nsec(j), .len = len};
+        int r;
+
+        memcpy(rec.name, name, sizeof(rec.name));
+        r = journal_done_log_append(j, &rec, text);
         if (r < 0)
-                now = (struct timespec){0, 0};
-        snprintf(path, sizeof(path), "%s/%s", name, JOURNAL_RESULT_FILE);
-        /* Only the order and age of records hang on this time, so a
-         * failure keeps the old mtime on disk and the new one in memory. */
-        (void)utimensat(j->done_fd, path, (const struct timespec[2]){now, now}, 0);
-        r = done_add(j, name, ts_nsec(&now));
+                return r;
+        /* A plan answered twice (a redelivery answered from its record)
+         * replaces its record. */
+        r = journal_done_add(j, &rec);
         if (r < 0)
                 return r;
         (void)done_prune(j);
+        done_old_check(j);
         return 0;
 }
 
-/* The text of result.json at dirfd/<dir>/result.json when its SourceID is
- * plan_id (NULL: when it has no SourceID worth keeping, for a record kept
- * under its delivery's digest): 1 and *ret set, 0 when not, or -errno. */
+/* Whether a result's text answers plan_id (NULL: the result has no
+ * SourceID worth keeping, for a record kept under its delivery's digest):
+ * 1 and *ret takes text, 0 when not. */
+static int text_matches(char **text, size_t len, const json_t *plan_id, char **ret)
+{
+        _cleanup_json_ json_t *id = journal_result_source_id(*text, len);
+
+        if (plan_id ? !id || !json_equal(id, plan_id) : id && journal_done_id_ok(id))
+                return 0;
+        *ret = TAKE_PTR(*text);
+        return 1;
+}
+
+/* result.json at dirfd/<dir>/result.json, as text_matches(); -errno. */
 static int result_matches(int dirfd, const char *dir, const json_t *plan_id, char **ret)
 {
         char path[65 + sizeof(JOURNAL_RESULT_FILE)];
         _cleanup_free_ char *text = NULL;
-        _cleanup_json_ json_t *id = NULL;
         size_t len;
         int r;
 
@@ -312,11 +358,23 @@ static int result_matches(int dirfd, const char *dir, const json_t *plan_id, cha
                 return 0;
         if (r < 0)
                 return r;
-        id = journal_result_source_id(text, len);
-        if (plan_id ? !id || !json_equal(id, plan_id) : id && journal_done_id_ok(id))
+        return text_matches(&text, len, plan_id, ret);
+}
+
+/* Done record rec, as text_matches(); -errno. */
+static int record_matches(Journal *j, const JournalDone *rec, const json_t *plan_id, char **ret)
+{
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        if (rec->where == JOURNAL_DONE_DIR_RECORD)
+                return result_matches(j->done_fd, rec->name, plan_id, ret);
+        r = journal_done_log_read(j, rec, &text);
+        if (r == -ENOENT)
                 return 0;
-        *ret = TAKE_PTR(text);
-        return 1;
+        if (r < 0)
+                return r;
+        return text_matches(&text, rec->len, plan_id, ret);
 }
 
 /* The result kept under record name name; plan_id as result_matches(). */
@@ -328,7 +386,7 @@ static int lookup_locked(Journal *j, const char name[65], const json_t *plan_id,
         (void)done_prune(j);
         i = done_find(j, name);
         if (i >= 0) {
-                r = result_matches(j->done_fd, name, plan_id, ret);
+                r = record_matches(j, &j->done[i], plan_id, ret);
                 if (r != 0)
                         return r;
         }
@@ -360,7 +418,6 @@ static int lookup_locked(Journal *j, const char name[65], const json_t *plan_id,
 
 int journal_done_lookup(Journal *j, const json_t *plan_id, char **ret_result_text)
 {
-
         char name[65];
         int r;
 

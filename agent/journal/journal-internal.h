@@ -31,10 +31,21 @@
 /* The largest result.json read back. */
 #define JOURNAL_MAX_RESULT_FILE ((size_t)1 << 30)
 
-/* A done record: done/<name>/result.json, last modified at time. */
+/* Where a done record is: done/<name>/result.json (the format before the
+ * records files, still read), or in done/records or done/records.old. */
+enum {
+        JOURNAL_DONE_DIR_RECORD,
+        JOURNAL_DONE_LOG,
+        JOURNAL_DONE_OLD,
+};
+
+/* A done record: its result's text, recorded at time. */
 typedef struct JournalDone {
         char name[65]; /* 64 hex digits of SHA-256 */
         int64_t time;  /* nanoseconds since the epoch */
+        int where;     /* JOURNAL_DONE_* */
+        off_t off;     /* in a records file: where the text starts */
+        size_t len;    /* and its length */
 } JournalDone;
 
 /* What the journal knows of one entry directory. */
@@ -72,6 +83,11 @@ struct Journal {
         uint64_t reserve_used;
         unsigned done_max_count;
         int64_t done_max_age;
+        uint64_t done_max_bytes;
+        /* done/records (appended to, with its length) and done/records.old
+         * (-1: none), journal-done-log.c. */
+        int log_fd, old_fd;
+        off_t log_size;
 
         uint64_t last_ts;   /* the highest entry name handed out or found */
         int64_t last_stamp; /* >= 0 */
@@ -227,10 +243,40 @@ int journal_stamp_settle(Journal *j, const JournalIndexEntry *e);
 /* Open (creating) plans/done, load its records, drop stale ones. */
 int journal_done_open(Journal *j);
 
-/* Move entry ts, which has a result.json answering the plan ID whose
- * record name is name, into done/. Returns 0, or -errno with the entry
- * left in place. */
+/* Record the result.json of entry ts, answering the plan whose record
+ * name is name, in done/records; the caller then removes the entry.
+ * Returns 0, or -errno with nothing recorded. */
 int journal_done_record(Journal *j, const char *ts, const char name[65]);
+
+/* The same for a result's text held in memory. */
+int journal_done_record_text(Journal *j, const char name[65], const char *text, size_t len);
+
+/* Add rec to the records in memory, in time order, replacing one of the
+ * same name. Returns 0 or -ENOMEM. */
+int journal_done_add(Journal *j, const JournalDone *rec);
+
+/* done/records was renamed to records.old: what records.old held is gone,
+ * and what records held is now there. */
+void journal_done_rotated(Journal *j);
+
+/* --- journal-done-log.c: done/records and records.old ------------------- */
+
+/* Open both files (records is created), load their records, and cut off
+ * a torn last record. Returns 0 or -errno. */
+int journal_done_log_open(Journal *j);
+
+/* Append rec (name, time and len set; text its result) to records,
+ * rotating first when records would grow past done_max_bytes; sets
+ * rec->where and rec->off. On failure nothing is left of it. Returns 0 or
+ * -errno. */
+int journal_done_log_append(Journal *j, JournalDone *rec, const char *text);
+
+/* The text of a record kept in a records file. Returns 0, -ENOENT, or
+ * -errno. */
+int journal_done_log_read(Journal *j, const JournalDone *rec, char **ret);
+
+/* Remove records.old, which no record in memory refers to any more. */
+void journal_done_log_drop_old(Journal *j);
 
 /* The record name of entry e's result (e->id_name), read from its
  * result.json unless known. Returns 0, -ENOENT or -errno. */

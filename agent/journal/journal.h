@@ -80,6 +80,8 @@
 /* Defaults of the de-duplication window (JournalOptions). */
 #define JOURNAL_DONE_MAX_COUNT 1000
 #define JOURNAL_DONE_MAX_AGE   (7 * 24 * 3600)
+/* done/records is rotated before it grows past this. */
+#define JOURNAL_DONE_MAX_BYTES ((uint64_t)256 << 10)
 /* Default size of plans/reserve, the room kept for answers on a full disk. */
 #define JOURNAL_RESERVE_SIZE ((uint64_t)256 << 10)
 
@@ -113,7 +115,9 @@ typedef struct JournalOptions {
         size_t max_plan_file;    /* largest plan.json read back, bytes; 0 = 256 MiB */
         unsigned done_max_count; /* finished plans remembered; 0 = none */
         int64_t done_max_age;    /* seconds they are remembered; 0 = not at all */
-        uint64_t reserve_size;   /* bytes of plans/reserve; 0 = no reserve */
+        uint64_t
+                done_max_bytes; /* done/records is rotated before it grows past this; 0 = default */
+        uint64_t reserve_size;  /* bytes of plans/reserve; 0 = no reserve */
 } JournalOptions;
 
 #define JOURNAL_OPTIONS_DEFAULT                                                                    \
