@@ -327,6 +327,7 @@ START_TEST(test_done)
         finish(j, "{\"SourceID\": 1, \"Body\": 1}", true);
         ck_assert_int_eq(lookup(j, json_integer(1), &text), 1);
         ck_assert_str_eq(text, "{\"SourceID\": 1, \"Body\": 1}");
+        free(text), text = NULL;
         ck_assert_int_eq(lookup(j, json_string("1"), &none), 0);
 
         /* Results that no ID can find are kept under their delivery's
