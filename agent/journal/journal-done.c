@@ -3,16 +3,16 @@
  * right after an ack redelivers the message) is answered with its result
  * instead of being executed twice.
  *
- * A confirmed entry moves, in one rename, from plans/<ts>/ to
- * plans/done/<hex>/, where <hex> is the SHA-256 of the plan ID's JSON text
- * (so "1" and 1 differ, as they do for the engine), after its plan.json is
- * removed to save space. Only result.json stays. The reference lists plans/
- * and looks for <name>/plan.json and <name>/result.json, so it never sees
- * done/ (there is no done/plan.json or done/result.json, ever). A record's
- * time is its result.json's modification time, which recording sets to
- * the journal clock's now (nanoseconds, so that records made within one
- * second keep their order); records older than done_max_age or beyond the
- * done_max_count newest are removed. */
+ * When a confirmed entry is removed, its result.json is appended to
+ * done/records (journal-done-log.c) under a name: the SHA-256 of the plan
+ * ID's JSON text (so "1" and 1 differ, as they do for the engine), or of
+ * "delivery:" and the body for a result without such an ID. Records of the
+ * format before, done/<name>/result.json with the file's mtime as their
+ * time, are still read. The reference lists plans/ and looks for
+ * <name>/plan.json and <name>/result.json, so it never sees done/. The
+ * records are kept in memory in time order (nanoseconds, so that records
+ * made within one second keep their order); records older than
+ * done_max_age or beyond the done_max_count newest are forgotten. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -11,8 +11,10 @@
  *       running                       ours: the plan's execution has begun
  *                                     (a hard link to plan.json)
  *       result.json                   the result document's text
- *     done/<sha256 of the ID>/        ours: recently finished plans, for
- *       result.json                   answering a redelivered plan
+ *     reserve                         ours: preallocated room for answers
+ *     done/records, records.old       ours: results of recently finished
+ *                                     plans, for answering a redelivered
+ *                                     plan (bounded: rotated)
  *
  * The reference looks only at plans/<name>/plan.json and result.json, so
  * `running`, `done/` and our temporary files (names starting with '.') are
@@ -115,9 +117,8 @@ typedef struct JournalOptions {
         size_t max_plan_file;    /* largest plan.json read back, bytes; 0 = 256 MiB */
         unsigned done_max_count; /* finished plans remembered; 0 = none */
         int64_t done_max_age;    /* seconds they are remembered; 0 = not at all */
-        uint64_t
-                done_max_bytes; /* done/records is rotated before it grows past this; 0 = default */
-        uint64_t reserve_size;  /* bytes of plans/reserve; 0 = no reserve */
+        uint64_t done_max_bytes; /* done/records rotates past this; 0 = 256 KiB */
+        uint64_t reserve_size;   /* bytes of plans/reserve; 0 = no reserve */
 } JournalOptions;
 
 #define JOURNAL_OPTIONS_DEFAULT                                                                    \
@@ -256,7 +257,11 @@ int journal_load_result(Journal *j, const char *ts, char **ret_text, size_t *ret
  * plan ID it answers (the result's SourceID), so that journal_done_lookup()
  * finds it: call it so once the broker has confirmed the result. Without,
  * the entry just goes (a plan that is dropped without a result). A result
- * whose SourceID is not a non-empty string or an integer is not recorded.
+ * whose SourceID is not a non-empty string or an integer is recorded under
+ * a digest of its plan.json's body (journal_done_lookup_delivery()), or
+ * not at all when the entry has no plan.json. On a full disk the reserve
+ * gives room for the record, and when it is spent the entry goes first and
+ * the record follows in its room, or is skipped.
  * Returns 0, -ENOENT or -errno (when the record cannot be made, or the
  * stamp cannot be made durable, the entry stays, still with its result,
  * and the call may be retried). When the entry's plan took a Stamp that
