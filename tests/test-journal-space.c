@@ -1,9 +1,10 @@
 /* Tests for the journal on a full disk: plans/reserve, and answers that
  * take pieces of it. The file operations that take room (mkdirat, write,
  * fallocate) and the one that gives it back (ftruncate of the reserve) go
- * through a small model of a file system's free blocks: when the model
- * says "full", they fail with ENOSPC as the kernel would, before doing
- * anything; otherwise they do the real call on the test's directory. */
+ * through a small model of a file system's free blocks (unlinkat gives
+ * them back too): when the model says "full", they fail with ENOSPC as the
+ * kernel would, before doing anything; otherwise they do the real call on
+ * the test's directory. */
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -38,11 +39,32 @@ static int s_mkdirat(int dirfd, const char *path, mode_t mode)
         return mkdirat(dirfd, path, mode);
 }
 
+/* The journal writes files from their start on, or appends: the file
+ * grows by n bytes, and takes the blocks it grows into. */
 static ssize_t s_write(int fd, const void *buf, size_t n)
 {
-        if (!take((int64_t)n))
+        struct stat st;
+
+        ck_assert_int_eq(fstat(fd, &st), 0);
+        if (!take(blocks(st.st_size + (off_t)n) - blocks(st.st_size)))
                 return -1;
         return write(fd, buf, n);
+}
+
+static int s_unlinkat(int dirfd, const char *path, int flags)
+{
+        struct stat st;
+
+        if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            (flags & AT_REMOVEDIR ? S_ISDIR(st.st_mode)
+                                  : S_ISREG(st.st_mode) && st.st_nlink == 1)) {
+                int r = unlinkat(dirfd, path, flags);
+
+                if (r == 0)
+                        space_free += flags & AT_REMOVEDIR ? BLOCK : blocks(st.st_size);
+                return r;
+        }
+        return unlinkat(dirfd, path, flags);
 }
 
 static int s_fallocate(int fd, int mode, off_t offset, off_t len)
@@ -50,7 +72,7 @@ static int s_fallocate(int fd, int mode, off_t offset, off_t len)
         struct stat st;
 
         ck_assert_int_eq(fstat(fd, &st), 0);
-        if (offset + len > st.st_size && !take(offset + len - st.st_size))
+        if (offset + len > st.st_size && !take(blocks(offset + len) - blocks(st.st_size)))
                 return -1;
         return fallocate(fd, mode, offset, len);
 }
@@ -61,13 +83,14 @@ static int s_ftruncate(int fd, off_t len)
 
         ck_assert_int_eq(fstat(fd, &st), 0);
         if (len < st.st_size)
-                space_free += st.st_size - len;
+                space_free += blocks(st.st_size) - blocks(len);
         return ftruncate(fd, len);
 }
 
 static const JournalOps space_ops = {
         .mkdirat = s_mkdirat,
         .write = s_write,
+        .unlinkat = s_unlinkat,
         .fallocate = s_fallocate,
         .ftruncate = s_ftruncate,
 };
@@ -195,8 +218,10 @@ START_TEST(test_full_disk)
         ck_assert_str_eq(text, ANSWER);
         ck_assert(!exists_ts("plans/<ts>/plan.json", first));
         free(text), text = NULL;
-        /* Its removal records it even now: the entry's own room is used
-         * for the record once the reserve is spent. */
+        /* Its removal records it even now, with no block free: the
+         * entry's own room is used for the record once the reserve is
+         * spent. */
+        space_free = 0;
         ck_assert_int_eq(journal_remove(j, first, true), 0);
         {
                 json_t *id = json_string("big");
