@@ -432,7 +432,6 @@ START_TEST(test_done_old_format)
 }
 END_TEST
 
-
 static Journal *open_done(unsigned count, int64_t age)
 {
         JournalOptions o = JOURNAL_OPTIONS_DEFAULT;
