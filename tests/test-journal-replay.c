@@ -209,6 +209,9 @@ END_TEST
         "null, \"Time\": \"2024-05-10 12:34:56.123456\", \"ReplyTo\": null}"
 #define HASH_ABC "6cc43f858fbb763301637b5af970e2a46b46f461f27e5a0f41e009c59b827b25"
 #define HASH_1   "6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b"
+/* SHA-256 of "delivery:{}" */
+#define HASH_DELIVERY_EMPTY_OBJECT                                                                 \
+        "dca23886131ae04d382ac19ac5dedd3dfff815ac83e9d5e2a72af6eccabf4d74"
 
 /* One plan through to a confirmed result with source_id's result text. */
 static void finish(Journal *j, const char *result_text, bool record)
@@ -229,16 +232,48 @@ static int lookup(Journal *j, json_t *id, char **ret)
         return r;
 }
 
-static unsigned n_done(void)
+/* How many records done/records holds (superseded and expired ones too:
+ * they go when the file rotates), and the names in done/. */
+static unsigned n_records(const char *file)
 {
-        _cleanup_free_ char *pp = pathf("plans/done");
-        struct dirent **names;
-        int n = scandir(pp, &names, NULL, NULL);
+        _cleanup_free_ char *p = pathf("plans/done/%s", file);
+        _cleanup_free_ char *text = NULL;
+        unsigned n = 0;
+        size_t len;
 
-        for (int i = 0; i < n; i++)
+        if (file_read_regular_at(AT_FDCWD, p, (size_t)1 << 20, &text, &len) < 0)
+                return 0;
+        /* Each record is a header line and a text line. */
+        for (size_t i = 0; i < len; i++)
+                n += text[i] == '\n';
+        return n / 2;
+}
+
+static char *done_dir(void)
+{
+        _cleanup_free_ char *p = pathf("plans/done");
+        struct dirent **names;
+        StrBuf b = STRBUF_INIT;
+        int n = scandir(p, &names, NULL, alphasort);
+        char *s;
+
+        ck_assert_int_ge(n, 0);
+        for (int i = 0; i < n; i++) {
+                if (names[i]->d_name[0] != '.')
+                        strbuf_printf(&b, "%s%s", b.len ? " " : "", names[i]->d_name);
                 free(names[i]);
+        }
         free(names);
-        return (unsigned)n - 2;
+        ck_assert_int_eq(strbuf_steal(&b, &s), 0);
+        return s ? s : strdup("");
+}
+
+static off_t file_size(const char *rel)
+{
+        _cleanup_free_ char *p = pathf("%s", rel);
+        struct stat st;
+
+        return stat(p, &st) < 0 ? -1 : st.st_size;
 }
 
 START_TEST(test_done)
@@ -255,13 +290,18 @@ START_TEST(test_done)
         ck_assert_str_eq(text, RESULT_ABC);
         free(text), text = NULL;
 
-        /* Confirmed: the entry moves to done/, keeping only its result. */
+        /* Confirmed: the entry goes, its result is appended to
+         * done/records under the ID's name. */
         ck_assert_int_eq(journal_remove(j, ts, true), 0);
         dir = plans_dir();
         ck_assert_str_eq(dir, "done");
-        ck_assert(exists("plans/done/" HASH_ABC "/result.json"));
-        ck_assert(!exists("plans/done/" HASH_ABC "/plan.json"));
-        ck_assert_uint_eq(n_done(), 1);
+        free(dir), dir = done_dir();
+        ck_assert_str_eq(dir, "records");
+        ck_assert_uint_eq(n_records("records"), 1);
+        text = slurp_rel("plans/done/records");
+        ck_assert(strncmp(text, HASH_ABC " ", 65) == 0);
+        ck_assert(strstr(text, "\n" RESULT_ABC "\n"));
+        free(text), text = NULL;
         /* The reference sees neither a plan nor a result. */
         first = reference_first("plan.json");
         ck_assert_ptr_null(first);
@@ -278,25 +318,55 @@ START_TEST(test_done)
         ck_assert_ptr_null(none);
 
         /* A redelivery is answered from the record, which it replaces. */
-        finish(j, RESULT_ABC, true);
-        ck_assert_uint_eq(n_done(), 1);
+        finish(j, "{\"SourceID\": \"abc\", \"n\": 2}", true);
+        ck_assert_int_eq(lookup(j, json_string("abc"), &text), 1);
+        ck_assert_str_eq(text, "{\"SourceID\": \"abc\", \"n\": 2}");
+        free(text), text = NULL;
 
         /* Integer IDs are keys of their own: 1 is not "1". */
         finish(j, "{\"SourceID\": 1, \"Body\": 1}", true);
-        ck_assert(exists("plans/done/" HASH_1 "/result.json"));
         ck_assert_int_eq(lookup(j, json_integer(1), &text), 1);
         ck_assert_str_eq(text, "{\"SourceID\": 1, \"Body\": 1}");
+        free(text), text = NULL;
         ck_assert_int_eq(lookup(j, json_string("1"), &none), 0);
 
-        /* Results that no ID can find are not kept. */
+        /* Results that no ID can find are kept under their delivery's
+         * digest (put_simple's body "{}"), each replacing the last; no ID
+         * finds them, the same body does. */
+        ck_assert_int_eq(journal_done_lookup_delivery(j, "{}", 2, &none), 0);
         finish(j, "{\"SourceID\": \"\"}", true);
         finish(j, "{\"SourceID\": null}", true);
         finish(j, "{\"SourceID\": 1.5}", true);
+        text = slurp_rel("plans/done/records");
+        ck_assert(strstr(text, "\n" HASH_DELIVERY_EMPTY_OBJECT " "));
+        free(text), text = NULL;
+        ck_assert_int_eq(journal_done_lookup_delivery(j, "{}", 2, &text), 1);
+        ck_assert_str_eq(text, "{\"SourceID\": 1.5}");
+        free(text), text = NULL;
+        ck_assert_int_eq(journal_done_lookup_delivery(j, "{} ", 3, &none), 0);
+        ck_assert_int_eq(lookup(j, json_string(""), &none), 0);
         finish(j, "not json", true);
         finish(j, "{\"SourceID\": \"dropped\"}", false);
-        ck_assert_uint_eq(n_done(), 2);
+        ck_assert_int_eq(lookup(j, json_string("dropped"), &none), 0);
+        ck_assert_uint_eq(n_records("records"), 7);
         free(dir), dir = plans_dir();
         ck_assert_str_eq(dir, "done");
+
+        /* A result with an ID is not found by its body. */
+        put_simple(j, ts);
+        ck_assert_int_eq(journal_put_result(j, ts, RESULT_ABC, strlen(RESULT_ABC)), 0);
+        ck_assert_int_eq(journal_done_lookup_delivery(j, "{}", 2, &text), 1);
+        ck_assert_str_eq(text, "not json");
+        free(text), text = NULL;
+        ck_assert_int_eq(journal_remove(j, ts, false), 0);
+        /* One without an ID waiting for its confirm is. */
+        ck_assert_int_eq(journal_put_plan(j, "[]", 2, NULL, 0, "", NULL, ts), 0);
+        ck_assert_int_eq(journal_done_lookup_delivery(j, "[]", 2, &none), 0);
+        ck_assert_int_eq(journal_put_result(j, ts, "{\"SourceID\": \"\", \"n\": 2}", 24), 0);
+        ck_assert_int_eq(journal_done_lookup_delivery(j, "[]", 2, &text), 1);
+        ck_assert_str_eq(text, "{\"SourceID\": \"\", \"n\": 2}");
+        free(text), text = NULL;
+        ck_assert_int_eq(journal_remove(j, ts, false), 0);
 
         /* Records survive a restart. */
         j = journal_free(j);
@@ -304,10 +374,61 @@ START_TEST(test_done)
         ck_assert_int_eq(lookup(j, json_string("abc"), &none), 1);
         free(none), none = NULL;
 
+        /* A torn last record (a crash during the append) is cut off at
+         * open, and the next record is found. */
+        j = journal_free(j);
+        {
+                _cleanup_free_ char *p = pathf("plans/done/records");
+                FILE *f = fopen(p, "a");
+
+                ck_assert_ptr_nonnull(f);
+                fputs(HASH_ABC " 1 100\n{\"Sour", f);
+                fclose(f);
+        }
+        j = open_with(NULL);
+        ck_assert_uint_eq(journal_open_report(j)->n_temp_removed, 1);
+        ck_assert_uint_eq(n_records("records"), 7);
+        finish(j, "{\"SourceID\": \"after\"}", true);
+        ck_assert_int_eq(lookup(j, json_string("after"), &text), 1);
+        free(text), text = NULL;
+        j = journal_free(j);
+        j = open_with(NULL);
+        ck_assert_int_eq(lookup(j, json_string("after"), &text), 1);
+        free(text), text = NULL;
+        ck_assert_int_eq(lookup(j, json_string("abc"), &text), 1);
+        ck_assert_str_eq(text, "{\"SourceID\": \"abc\", \"n\": 2}");
+        free(text), text = NULL;
+}
+END_TEST
+
+/* Records in the format before done/records (a directory and a
+ * result.json each) are still found after an upgrade, and a newer record
+ * of the same plan replaces them. */
+START_TEST(test_done_old_format)
+{
+        _cleanup_(journal_freep) Journal *j = NULL;
+        _cleanup_free_ char *text = NULL, *dir = NULL;
+        char *none = NULL;
+
+        put_file("plans/", "");
+        put_file("plans/done/", "");
+        put_file("plans/done/" HASH_ABC "/", "");
+        put_file("plans/done/" HASH_1 "/", "");
+        put_file("plans/done/" HASH_ABC "/result.json", RESULT_ABC);
+        put_file("plans/done/" HASH_1 "/result.json", "{\"SourceID\": \"zzz\"}");
+        j = open_with(NULL);
+        ck_assert_int_eq(lookup(j, json_string("abc"), &text), 1);
+        ck_assert_str_eq(text, RESULT_ABC);
+        free(text), text = NULL;
         /* A record answers only the ID its result names. */
-        put_file("plans/done/" HASH_ABC "/result.json", "{\"SourceID\": \"zzz\"}");
-        ck_assert_int_eq(lookup(j, json_string("abc"), &none), 0);
+        ck_assert_int_eq(lookup(j, json_integer(1), &none), 0);
         ck_assert_ptr_null(none);
+
+        finish(j, "{\"SourceID\": \"abc\", \"n\": 2}", true);
+        dir = done_dir();
+        ck_assert_str_eq(dir, HASH_1 " records");
+        ck_assert_int_eq(lookup(j, json_string("abc"), &text), 1);
+        ck_assert_str_eq(text, "{\"SourceID\": \"abc\", \"n\": 2}");
 }
 END_TEST
 
@@ -341,7 +462,6 @@ START_TEST(test_done_limits)
                 snprintf(id, sizeof(id), "p%d", i);
                 finish_id(j, id);
         }
-        ck_assert_uint_eq(n_done(), 3);
         ck_assert_int_eq(lookup(j, json_string("p0"), &text), 0);
         ck_assert_int_eq(lookup(j, json_string("p1"), &text), 0);
         for (int i = 2; i < 5; i++) {
@@ -354,7 +474,6 @@ START_TEST(test_done_limits)
         /* An hour later they are forgotten, at lookup ... */
         fx.offset = 3601;
         ck_assert_int_eq(lookup(j, json_string("p4"), &text), 0);
-        ck_assert_uint_eq(n_done(), 0);
 
         /* ... and at open. */
         fx.offset = 0;
@@ -362,15 +481,65 @@ START_TEST(test_done_limits)
         j = journal_free(j);
         fx.offset = 3601;
         j = open_done(3, 3600);
-        ck_assert_uint_eq(journal_open_report(j)->n_done_expired, 1);
-        ck_assert_uint_eq(n_done(), 0);
+        /* (Counted in the records files: all six of them.) */
+        ck_assert_uint_eq(journal_open_report(j)->n_done_expired, 6);
+        ck_assert_int_eq(lookup(j, json_string("q"), &text), 0);
 
         /* With a count of 0 nothing is recorded. */
         j = journal_free(j);
         j = open_done(0, 3600);
         finish_id(j, "r");
-        ck_assert_uint_eq(n_done(), 0);
         ck_assert_int_eq(lookup(j, json_string("r"), &text), 0);
+}
+END_TEST
+
+/* done/records rotates to records.old before it grows past
+ * done_max_bytes, so the two hold at most twice that and one record,
+ * however many plans finish; the newest records are still found. */
+START_TEST(test_done_rotation)
+{
+        JournalOptions o = JOURNAL_OPTIONS_DEFAULT;
+        _cleanup_(journal_freep) Journal *j = NULL;
+        _cleanup_free_ char *text = NULL, *dir = NULL;
+        char *none = NULL;
+        off_t one;
+
+        o.done_max_bytes = 1000;
+        j = open_with(&o);
+        finish_id(j, "p0");
+        one = file_size("plans/done/records");
+        ck_assert_int_gt(one, 0);
+        for (int i = 1; i < 200; i++) {
+                char id[8];
+
+                snprintf(id, sizeof(id), "p%d", i);
+                finish_id(j, id);
+                ck_assert_int_le(file_size("plans/done/records"), 1000);
+                ck_assert_int_le(file_size("plans/done/records") +
+                                         file_size("plans/done/records.old"),
+                                 2000 + one);
+        }
+        dir = done_dir();
+        ck_assert_str_eq(dir, "records records.old");
+        ck_assert_int_eq(lookup(j, json_string("p199"), &text), 1);
+        free(text), text = NULL;
+        ck_assert_int_eq(lookup(j, json_string("p0"), &none), 0);
+        /* From both files, after a restart too. */
+        j = journal_free(j);
+        j = open_with(&o);
+        ck_assert_int_eq(lookup(j, json_string("p199"), &text), 1);
+        free(text), text = NULL;
+        ck_assert_int_eq(lookup(j, json_string("p195"), &text), 1);
+        free(text), text = NULL;
+
+        /* When every record of records.old has expired, it goes. */
+        fx.offset = 0;
+        j = journal_free(j);
+        o.ops = &test_ops;
+        o.done_max_count = 1;
+        j = open_with(&o);
+        ck_assert(!exists("plans/done/records.old"));
+        ck_assert_int_eq(lookup(j, json_string("p199"), &text), 1);
 }
 END_TEST
 
@@ -381,6 +550,8 @@ static void add_tests(TCase *tc)
         tcase_add_loop_test(tc, test_stamp_recover, 0, (int)ELEMENTSOF(recover_cases));
         tcase_add_test(tc, test_done);
         tcase_add_test(tc, test_done_limits);
+        tcase_add_test(tc, test_done_old_format);
+        tcase_add_test(tc, test_done_rotation);
 }
 
 int main(void)

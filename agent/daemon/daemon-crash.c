@@ -27,8 +27,8 @@
 #include "daemon/daemon-internal.h"
 #include "log/log.h"
 
-static const char *const points[] = {"stored",    "checked",  "begun",
-                                     "result",    "published", "confirmed"};
+static const char *const points[] = {"stored", "checked",   "begun",
+                                     "result", "published", "confirmed"};
 
 static void hook_init(const char *var, const char *what, DaemonHook *h)
 {
@@ -50,8 +50,7 @@ static void hook_init(const char *var, const char *what, DaemonHook *h)
                 if (strlen(points[i]) == len && strncmp(points[i], v, len) == 0)
                         h->point = points[i];
         if (!h->point) {
-                log_warning(NULL, "%s=%s is not POINT[:N] with a known point; ignoring it", var,
-                            v);
+                log_warning(NULL, "%s=%s is not POINT[:N] with a known point; ignoring it", var, v);
                 return;
         }
         h->countdown = (unsigned)n;

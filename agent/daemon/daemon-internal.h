@@ -57,6 +57,16 @@ typedef struct Daemon {
         uv_timer_t watchdog;
         uv_timer_t retry; /* re-runs the pump after a disk error or a nacked result */
         uv_timer_t trim;  /* gives the heap's free memory back once idle (daemon-pump.c) */
+        uv_timer_t space; /* looks for room again while the storage is full (daemon-space.c) */
+
+        /* The storage was full: a plan could not be stored and was
+         * answered with ErrorCode 104 instead (or not even that). Cleared
+         * once the journal's reserve is whole and space_need bytes are
+         * free again. */
+        bool space_full;
+        uint64_t space_need; /* room the last refused plan needed, bytes */
+        int space_errno;     /* why it was refused */
+        bool space_stored;   /* a plan was stored since */
 
         /* The pump works in the reference's order, on two lanes: one plan
          * at a time is checked, run and its result stored (busy), and one
@@ -104,6 +114,22 @@ void daemon_on_confirm(Daemon *d, uint64_t seq, TransportConfirm status);
 bool daemon_idle(const Daemon *d);
 /* Called when everything the stop waits for is over. */
 void daemon_maybe_finish_stop(Daemon *d);
+
+/* daemon-pump.c: hand w to the thread pool; its after-work callback
+ * carries on. Returns 0 or a libuv error. */
+int daemon_queue_work(Daemon *d, struct DaemonWork *w);
+
+/* daemon-space.c: the storage-full condition. daemon_space_refused():
+ * a plan of need bytes could not be stored for errno err; shows the
+ * condition in the log and STATUS= and looks for room every
+ * DAEMON_RETRY_MS until it has come back. daemon_space_checked(): the
+ * WORK_SPACE item w is back. daemon_status_idle(): the STATUS= line of an
+ * idle agent, with the condition while it lasts. */
+void daemon_space_refused(Daemon *d, int err, uint64_t need);
+void daemon_space_checked(Daemon *d, struct DaemonWork *w);
+/* A plan was stored: the condition may be over. */
+void daemon_space_stored(Daemon *d);
+void daemon_status_idle(Daemon *d);
 
 /* daemon-crash.c: the MURANOAGENT_CRASH_AT=POINT[:N] and
  * MURANOAGENT_STOP_AT=POINT[:N] test hooks, off unless the variables are

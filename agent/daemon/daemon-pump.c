@@ -19,7 +19,7 @@
 
 static void after_work(uv_work_t *req, int status);
 
-static int queue_work(Daemon *d, DaemonWork *w)
+int daemon_queue_work(Daemon *d, DaemonWork *w)
 {
         int rc;
 
@@ -90,10 +90,12 @@ static void held_keep(Daemon *d, DaemonWork *w)
 {
         _cleanup_(journal_plan_freep) JournalPlan *p = NULL;
 
-        /* An oversized message is answered when stored: never prepared.
+        /* An oversized message, or one the disk could not hold, is
+         * answered when stored: never prepared.
          * And the pump may have taken up the entry from plan.json already,
          * between the store on the pool and this callback. */
-        if (d->held || w->oversize || !held_fits(w) || (d->busy && streq(d->busy_ts, w->ts)))
+        if (d->held || w->oversize || w->refused || !held_fits(w) ||
+            (d->busy && streq(d->busy_ts, w->ts)))
                 return;
         p = calloc(1, sizeof(*p));
         if (!p)
@@ -150,7 +152,7 @@ static void on_retry(uv_timer_t *t)
         while ((w = d->stalled)) {
                 d->stalled = w->next;
                 w->next = NULL;
-                if (queue_work(d, w) < 0) {
+                if (daemon_queue_work(d, w) < 0) {
                         w->next = d->stalled;
                         d->stalled = w;
                         uv_timer_start(&d->retry, on_retry, DAEMON_RETRY_MS, 0);
@@ -194,13 +196,35 @@ static void on_plan_done(Runner *r, json_t *result, void *userdata);
 
 static void after_store(Daemon *d, DaemonWork *w)
 {
+        const char *mid = w->msg_id ? w->msg_id : "";
         int rc;
 
+        if (w->refused) {
+                /* Its plan.json would have needed about this much room. */
+                daemon_space_refused(d, w->refused, base64_encoded_len(w->body_len) + 4096);
+                if (w->rc == 0)
+                        log_error(mid,
+                                  "cannot store the plan (%zu bytes): %s; answered it with "
+                                  "ErrorCode %d instead of running it",
+                                  w->body_len, strerror(-w->refused), RESULT_CODE_NO_SPACE);
+                else
+                        log_error(mid,
+                                  "cannot store the plan (%zu bytes): %s, nor its error result: "
+                                  "%s; retrying in %d s",
+                                  w->body_len, strerror(-w->refused), strerror(-w->rc),
+                                  DAEMON_RETRY_MS / 1000);
+        }
         if (w->rc < 0) {
                 /* Not acked: the broker keeps the message. It is stored again
                  * when the disk recovers, or redelivered on a new connection. */
-                log_error(NULL, "cannot store a plan (message_id '%s'): %s; retrying in %d s",
-                          w->msg_id ? w->msg_id : "", strerror(-w->rc), DAEMON_RETRY_MS / 1000);
+                if (!w->refused)
+                        log_error(NULL,
+                                  "cannot store a plan (message_id '%s'): %s; retrying in %d s",
+                                  mid, strerror(-w->rc), DAEMON_RETRY_MS / 1000);
+                daemon_notify_status("cannot store plans: %s; they wait in the queue, tried "
+                                     "again every %d s",
+                                     strerror(-w->rc), DAEMON_RETRY_MS / 1000);
+                w->refused = 0;
                 if (d->stopping) {
                         transport_reject(d->transport, w->tag, true);
                         daemon_work_free(w);
@@ -208,6 +232,8 @@ static void after_store(Daemon *d, DaemonWork *w)
                         stall(d, w);
                 return;
         }
+        if (!w->refused && !w->oversize)
+                daemon_space_stored(d);
         daemon_crash_point(d, "stored");
         rc = transport_ack(d->transport, w->tag);
         if (rc == -ENOTCONN && !(d->busy && streq(d->busy_ts, w->ts))) {
@@ -283,7 +309,7 @@ static void on_plan_done(Runner *r, json_t *result, void *userdata)
         json_decref(result);
         if (rc == 0) {
                 w->len = strlen(w->text);
-                rc = queue_work(d, w);
+                rc = daemon_queue_work(d, w);
         }
         if (rc < 0) {
                 /* The entry keeps its `running` mark: after a restart it is
@@ -328,6 +354,10 @@ static void after_work(uv_work_t *req, int status)
                 break;
         case WORK_RESULT:
                 after_result(d, w);
+                break;
+        case WORK_SPACE:
+                daemon_space_checked(d, w);
+                daemon_work_free(w);
                 break;
         case WORK_REMOVE:
                 if (w->rc < 0)
@@ -424,7 +454,7 @@ void daemon_on_confirm(Daemon *d, uint64_t seq, TransportConfirm status)
         }
         daemon_crash_point(d, "confirmed");
         w = daemon_work_new(WORK_REMOVE, d->pub_ts);
-        if (!w || queue_work(d, w) < 0) {
+        if (!w || daemon_queue_work(d, w) < 0) {
                 daemon_work_free(w);
                 pub_lane_free(d);
                 retry_later(d);
@@ -489,7 +519,7 @@ static void pump_plan(Daemon *d, const JournalEntry *e)
         w = daemon_work_new(e->state == JOURNAL_PENDING ? WORK_PREPARE : WORK_INTERRUPTED, e->ts);
         if (w && e->state == JOURNAL_PENDING)
                 w->held = held_take(d, e->ts);
-        if (w && queue_work(d, w) == 0)
+        if (w && daemon_queue_work(d, w) == 0)
                 return;
         daemon_work_free(w);
         plan_lane_free(d);
@@ -515,9 +545,7 @@ void daemon_pump(Daemon *d)
                 if (rc == 0) {
                         if (!d->busy && !d->pub_busy && d->transport &&
                             transport_is_ready(d->transport))
-                                daemon_notify_status("consuming from %s; %llu plans done",
-                                                     d->cfg->rabbitmq.input_queue,
-                                                     (unsigned long long)d->n_plans);
+                                daemon_status_idle(d);
                         if (!d->trimmed && !d->stopping && d->handles_ready && daemon_idle(d))
                                 uv_timer_start(&d->trim, on_trim, DAEMON_TRIM_MS, 0);
                         daemon_maybe_finish_stop(d);
@@ -576,7 +604,7 @@ void daemon_store_delivery(Daemon *d, TransportDelivery *dl)
         }
         if (!w->msg_id || (dl->reply_to && !w->reply_to) ||
             (dl->signature_kind == TRANSPORT_SIGNATURE_BYTES && dl->signature_len > 0 && !w->sig) ||
-            queue_work(d, w) < 0)
+            daemon_queue_work(d, w) < 0)
                 goto fail;
         return;
 fail:

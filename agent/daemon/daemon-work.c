@@ -5,6 +5,7 @@
  * configuration and key, works on the journal, and leaves what came of it
  * in its own DaemonWork, with what to log as a note: logging is done on
  * the loop. */
+#include <errno.h>
 #include <openssl/crypto.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -77,26 +78,73 @@ static int error_result_text(Daemon *d, const json_t *source_id, const json_t *r
 
 /* ---- work done on the thread pool ------------------------------------ */
 
+/* Answer a message whose plan is not kept, with an entry holding only the
+ * answer: message for a new error result, unless the plan's ID was
+ * answered before (a redelivery), which gets that answer again. The ID and
+ * ReplyTo are the body's, where it is a JSON object that has them, else
+ * the message's. */
+static void answer_unkept(DaemonWork *w, int code, const char *message)
+{
+        Daemon *d = w->d;
+        _cleanup_json_ json_t *body = NULL, *sid = NULL, *rt = NULL;
+        _cleanup_free_ char *text = NULL;
+        const json_t *id = NULL, *brt = NULL;
+        int rc;
+
+        if (w->body && w->body_len > 0)
+                body = json_loadb((const char *)w->body, w->body_len, JSON_REJECT_DUPLICATES, NULL);
+        if (json_is_object(body)) {
+                id = json_object_get(body, "ID");
+                brt = json_object_get(body, "ReplyTo");
+        }
+        sid = id ? json_incref((json_t *)id) : json_string(w->msg_id ? w->msg_id : "");
+        rt = brt           ? json_incref((json_t *)brt)
+             : w->reply_to ? json_string(w->reply_to)
+                           : json_null();
+        if (!sid) {
+                w->rc = -ENOMEM;
+                return;
+        }
+        rc = journal_done_lookup(d->journal, sid, &text);
+        if (rc == 0)
+                rc = error_result_text(d, sid, rt, false, code, message, &text);
+        if (rc >= 0)
+                rc = journal_put_answer(d->journal, text, strlen(text), w->ts);
+        w->rc = rc < 0 ? rc : 0;
+}
+
+/* A plan the disk cannot hold is answered with an error, so that it does
+ * not wait in the queue, and every plan behind it, for as long as the disk
+ * stays full. Other errors (EIO, EROFS) leave it unacked: the broker keeps
+ * it and the store is tried again. */
+static bool store_refused(int rc)
+{
+        return rc == -ENOSPC || rc == -EDQUOT || rc == -EFBIG;
+}
+
 static void work_store(DaemonWork *w)
 {
         Daemon *d = w->d;
-        _cleanup_free_ char *text = NULL;
-        _cleanup_json_ json_t *sid = NULL;
-        char msg[128];
+        char msg[160];
 
+        if (w->oversize) {
+                /* The body of an oversized message was never kept, so the
+                 * plan is answered at once: the engine learns why instead
+                 * of waiting an hour, as it did with the reference. */
+                snprintf(msg, sizeof(msg), "Plan is larger than %llu bytes",
+                         (unsigned long long)d->cfg->agent.max_plan_size);
+                answer_unkept(w, PLAN_CODE_EXCEPTION, msg);
+                return;
+        }
         w->rc = journal_put_plan(d->journal, w->body ? w->body : (const uint8_t *)"", w->body_len,
                                  w->sig, w->sig_len, w->msg_id, w->reply_to, w->ts);
-        if (w->rc < 0 || !w->oversize)
+        if (!store_refused(w->rc))
                 return;
-        /* The body of an oversized message was never kept, so the plan is
-         * answered at once: the engine learns why instead of waiting an
-         * hour, as it did with the reference. */
-        snprintf(msg, sizeof(msg), "Plan is larger than %llu bytes",
-                 (unsigned long long)d->cfg->agent.max_plan_size);
-        sid = json_string(w->msg_id ? w->msg_id : "");
-        w->rc = error_result_text(d, sid, NULL, false, PLAN_CODE_EXCEPTION, msg, &text);
-        if (w->rc == 0)
-                w->rc = journal_put_result(d->journal, w->ts, text, strlen(text));
+        w->refused = w->rc;
+        snprintf(msg, sizeof(msg),
+                 "The plan cannot be stored on the agent's disk (%s); it was not run",
+                 strerror(-w->refused));
+        answer_unkept(w, RESULT_CODE_NO_SPACE, msg);
 }
 
 /* Store an error result for the entry and finish it. */
@@ -147,11 +195,34 @@ static void plan_ids(DaemonWork *w, const JournalPlan *jp, const json_t *plan)
         w->plan_reply_to = json_deep_copy(rt ? rt : jp->reply_to);
 }
 
+/* Whether the entry's plan was answered already, by w->source_id, or with
+ * jp, when that is no ID worth a record, by its body: then that answer is
+ * stored again (true; w->rc and w->outcome say how it went). */
+static bool answered_before(DaemonWork *w, const JournalPlan *jp)
+{
+        Journal *j = w->d->journal;
+        _cleanup_free_ char *done = NULL;
+        int rc;
+
+        if (jp && !journal_done_id_ok(w->source_id))
+                rc = journal_done_lookup_delivery(j, jp->body, jp->body_len, &done);
+        else
+                rc = journal_done_lookup(j, w->source_id, &done);
+        if (rc == 0)
+                return false;
+        if (rc == 1) {
+                note(w, LOG_LEVEL_WARNING, "plan already answered; sending its result again");
+                rc = journal_put_result(j, w->ts, done, strlen(done));
+        }
+        w->rc = rc < 0 ? rc : 0;
+        w->outcome = rc < 0 ? OUTCOME_RETRY : OUTCOME_NONE;
+        return true;
+}
+
 static void work_prepare(DaemonWork *w)
 {
         Daemon *d = w->d;
         _cleanup_(journal_plan_freep) JournalPlan *jp = NULL;
-        _cleanup_free_ char *done = NULL;
         _cleanup_json_ json_t *plan = NULL;
         PlanLimits lim = {.max_bytes = d->cfg->agent.max_plan_size,
                           .max_depth = d->cfg->agent.max_plan_depth};
@@ -180,6 +251,14 @@ static void work_prepare(DaemonWork *w)
         rc = plan_parse_json(jp->body, jp->body_len, &lim, &plan, &perr);
         if (rc != 0) {
                 plan_ids(w, jp, NULL);
+                /* The same message delivered again (a crash between its
+                 * store and its ack) gets the same document, byte for
+                 * byte: under its message_id, or without one under a
+                 * digest of its body. */
+                if (answered_before(w, jp)) {
+                        plan_error_clear(&perr);
+                        return;
+                }
                 note(w, LOG_LEVEL_WARNING, "plan %s: %s", w->ts, perr.message);
                 prepare_answer(w, w->source_id, w->plan_reply_to, false, perr.code, perr.message);
                 plan_error_clear(&perr);
@@ -189,17 +268,8 @@ static void work_prepare(DaemonWork *w)
 
         /* Ours: a plan whose ID was already answered (a redelivery after a
          * broker node died) gets that answer again, and does not run twice. */
-        rc = journal_done_lookup(d->journal, w->source_id, &done);
-        if (rc < 0) {
-                w->rc = rc;
+        if (answered_before(w, NULL))
                 return;
-        }
-        if (rc == 1) {
-                note(w, LOG_LEVEL_WARNING, "plan already answered; sending its result again");
-                w->rc = journal_put_result(d->journal, w->ts, done, strlen(done));
-                w->outcome = w->rc < 0 ? OUTCOME_RETRY : OUTCOME_NONE;
-                return;
-        }
 
         /* A stop that came while the plan was checked: it stays pending and
          * runs at the next start, rather than be marked running here and
@@ -273,6 +343,9 @@ void daemon_work_run(uv_work_t *req)
                 break;
         case WORK_REMOVE:
                 w->rc = journal_remove(w->d->journal, w->ts, true);
+                break;
+        case WORK_SPACE:
+                w->rc = journal_space(w->d->journal, &w->space);
                 break;
         default:
                 break;

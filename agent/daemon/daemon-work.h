@@ -20,6 +20,7 @@ typedef enum WorkKind {
         WORK_INTERRUPTED, /* an entry that was running when the agent died */
         WORK_RESULT,      /* a finished plan's result: journal_put_result */
         WORK_REMOVE,      /* a confirmed result: journal_remove with a done record */
+        WORK_SPACE,       /* the storage was full: journal_space, has room come back? */
 } WorkKind;
 
 typedef enum WorkOutcome {
@@ -40,6 +41,9 @@ typedef struct DaemonWork {
         uint8_t *body;
         size_t body_len;
         bool oversize;
+        /* The plan could not be stored (-ENOSPC, -EDQUOT, -EFBIG), so an
+         * answer was stored instead, with rc its outcome; 0 otherwise. */
+        int refused;
         char *msg_id;
         char *reply_to;
         uint8_t *sig;
@@ -59,6 +63,9 @@ typedef struct DaemonWork {
         /* WORK_RESULT */
         char *text;
         size_t len;
+
+        /* WORK_SPACE, out */
+        JournalSpace space;
 
         struct DaemonWork *next; /* in Daemon.stalled */
 } DaemonWork;

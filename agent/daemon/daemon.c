@@ -93,6 +93,7 @@ static void close_handles(Daemon *d)
         uv_close((uv_handle_t *)&d->watchdog, NULL);
         uv_close((uv_handle_t *)&d->retry, NULL);
         uv_close((uv_handle_t *)&d->trim, NULL);
+        uv_close((uv_handle_t *)&d->space, NULL);
         runner_free(d->runner);
         d->runner = NULL;
 }
@@ -311,8 +312,9 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
         uv_timer_init(d->loop, &d->watchdog);
         uv_timer_init(d->loop, &d->retry);
         uv_timer_init(d->loop, &d->trim);
+        uv_timer_init(d->loop, &d->space);
         d->sigterm.data = d->sigint.data = d->sighup.data = d->retry.data = d->watchdog.data = d;
-        d->trim.data = d;
+        d->trim.data = d->space.data = d;
         uv_signal_start(&d->sigterm, on_signal, SIGTERM);
         uv_signal_start(&d->sigint, on_signal, SIGINT);
         uv_signal_start(&d->sighup, on_signal, SIGHUP);

@@ -3,16 +3,16 @@
  * right after an ack redelivers the message) is answered with its result
  * instead of being executed twice.
  *
- * A confirmed entry moves, in one rename, from plans/<ts>/ to
- * plans/done/<hex>/, where <hex> is the SHA-256 of the plan ID's JSON text
- * (so "1" and 1 differ, as they do for the engine), after its plan.json is
- * removed to save space. Only result.json stays. The reference lists plans/
- * and looks for <name>/plan.json and <name>/result.json, so it never sees
- * done/ (there is no done/plan.json or done/result.json, ever). A record's
- * time is its result.json's modification time, which recording sets to
- * the journal clock's now (nanoseconds, so that records made within one
- * second keep their order); records older than done_max_age or beyond the
- * done_max_count newest are removed. */
+ * When a confirmed entry is removed, its result.json is appended to
+ * done/records (journal-done-log.c) under a name: the SHA-256 of the plan
+ * ID's JSON text (so "1" and 1 differ, as they do for the engine), or of
+ * "delivery:" and the body for a result without such an ID. Records of the
+ * format before, done/<name>/result.json with the file's mtime as their
+ * time, are still read. The reference lists plans/ and looks for
+ * <name>/plan.json and <name>/result.json, so it never sees done/. The
+ * records are kept in memory in time order (nanoseconds, so that records
+ * made within one second keep their order); records older than
+ * done_max_age or beyond the done_max_count newest are forgotten. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -40,22 +40,36 @@ bool journal_done_id_ok(const json_t *plan_id)
                json_is_integer(plan_id);
 }
 
+/* The record name of a key: the SHA-256 of prefix || data, in hex. */
+static int digest_name(const char *prefix, const void *data, size_t len, char name[65])
+{
+        unsigned char md[SHA256_DIGEST_LENGTH];
+        SHA256_CTX ctx;
+
+        if (SHA256_Init(&ctx) != 1 || SHA256_Update(&ctx, prefix, strlen(prefix)) != 1 ||
+            SHA256_Update(&ctx, data, len) != 1 || SHA256_Final(md, &ctx) != 1)
+                return -ENOMEM;
+        for (unsigned i = 0; i < SHA256_DIGEST_LENGTH; i++)
+                snprintf(name + 2 * i, 3, "%02x", md[i]);
+        return 0;
+}
+
 static int id_name(const json_t *plan_id, char name[65])
 {
         _cleanup_free_ char *text = NULL;
-        unsigned char md[SHA256_DIGEST_LENGTH];
-        SHA256_CTX ctx;
         int r;
 
         r = pyjson_dumps(plan_id, &text);
         if (r < 0)
                 return r;
-        if (SHA256_Init(&ctx) != 1 || SHA256_Update(&ctx, text, strlen(text)) != 1 ||
-            SHA256_Final(md, &ctx) != 1)
-                return -ENOMEM;
-        for (unsigned i = 0; i < SHA256_DIGEST_LENGTH; i++)
-                snprintf(name + 2 * i, 3, "%02x", md[i]);
-        return 0;
+        return digest_name("", text, strlen(text), name);
+}
+
+/* A delivery's record name hashes "delivery:" and the body: no JSON text
+ * starts with a 'd', so it never equals the name of an ID. */
+static int delivery_name(const void *body, size_t len, char name[65])
+{
+        return digest_name("delivery:", body, len, name);
 }
 
 static bool name_ok(const char *name)
@@ -110,29 +124,64 @@ static void done_drop(Journal *j, size_t i)
         j->n_done--;
 }
 
-/* Insert keeping the array in time order (ties by name). */
-static int done_add(Journal *j, const char *name, int64_t time)
+/* Forget record i; a record in the old format goes from the disk too. */
+static void done_forget(Journal *j, size_t i)
 {
-        JournalDone *p = realloc(j->done, (j->n_done + 1) * sizeof(*p));
+        if (j->done[i].where == JOURNAL_DONE_DIR_RECORD)
+                (void)journal_rm_rf_at(j, j->done_fd, j->done[i].name);
+        done_drop(j, i);
+}
+
+/* Once no record in memory is in records.old, it goes from the disk. */
+static void done_old_check(Journal *j)
+{
+        for (size_t i = 0; i < j->n_done; i++)
+                if (j->done[i].where == JOURNAL_DONE_OLD)
+                        return;
+        journal_done_log_drop_old(j);
+}
+
+/* Insert keeping the array in time order (ties by name). */
+int journal_done_add(Journal *j, const JournalDone *rec)
+{
+        ssize_t k = done_find(j, rec->name);
+        JournalDone *p;
         size_t i;
 
+        if (k >= 0)
+                done_forget(j, (size_t)k);
+        p = realloc(j->done, (j->n_done + 1) * sizeof(*p));
         if (!p)
                 return -ENOMEM;
         j->done = p;
         for (i = j->n_done; i > 0; i--) {
                 const JournalDone *d = &j->done[i - 1];
-                if (d->time < time || (d->time == time && strcmp(d->name, name) < 0))
+                if (d->time < rec->time || (d->time == rec->time && strcmp(d->name, rec->name) < 0))
                         break;
         }
         memmove(j->done + i + 1, j->done + i, (j->n_done - i) * sizeof(*p));
-        strcpy(j->done[i].name, name);
-        j->done[i].time = time;
+        j->done[i] = *rec;
         j->n_done++;
         return 0;
 }
 
+void journal_done_rotated(Journal *j)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < j->n_done; i++) {
+                if (j->done[i].where == JOURNAL_DONE_OLD)
+                        continue;
+                if (j->done[i].where == JOURNAL_DONE_LOG)
+                        j->done[i].where = JOURNAL_DONE_OLD;
+                j->done[n++] = j->done[i];
+        }
+        j->n_done = n;
+}
+
 /* Remove records beyond the count or age limit, oldest first. Returns how
- * many went. */
+ * many went. The space of those in the records files comes back when the
+ * files rotate, or when nothing in records.old is kept any more. */
 static unsigned done_prune(Journal *j)
 {
         int64_t now = now_nsec(j);
@@ -141,10 +190,11 @@ static unsigned done_prune(Journal *j)
         /* A clock that fails, or went back, expires nothing by age. */
         while (j->n_done > 0 && (j->n_done > j->done_max_count ||
                                  (now > 0 && now - j->done[0].time > j->done_max_age * NSEC))) {
-                (void)journal_rm_rf_at(j, j->done_fd, j->done[0].name);
-                done_drop(j, 0);
+                done_forget(j, 0);
                 n++;
         }
+        if (n > 0)
+                done_old_check(j);
         return n;
 }
 
@@ -184,7 +234,10 @@ int journal_done_open(Journal *j)
                         j->report.n_temp_removed++;
                         continue;
                 }
-                r = done_add(j, de->d_name, t);
+                JournalDone rec = {.time = t, .where = JOURNAL_DONE_DIR_RECORD};
+
+                memcpy(rec.name, de->d_name, sizeof(rec.name));
+                r = journal_done_add(j, &rec);
                 if (r < 0)
                         break;
         }
@@ -193,8 +246,30 @@ int journal_done_open(Journal *j)
         closedir(d);
         if (r < 0)
                 return r;
+        /* Records of the files are newer than any in the old format. */
+        r = journal_done_log_open(j);
+        if (r < 0)
+                return r;
         j->report.n_done_expired += done_prune(j);
         return 0;
+}
+
+/* A result without an ID to keep it under (a body that is not a plan, sent
+ * without message_id) is kept under a digest of its delivery's body, so
+ * that the same message delivered again gets the same answer. A plan.json
+ * that cannot be read leaves the name empty: no record. */
+static int entry_delivery_name(Journal *j, JournalIndexEntry *e)
+{
+        _cleanup_(journal_plan_freep) JournalPlan *p = NULL;
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = journal_load_plan(j, e->ts, &p, &error);
+        if (r == JOURNAL_CORRUPT || r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        return delivery_name(p->body, p->body_len, e->id_name);
 }
 
 int journal_done_entry_id(Journal *j, JournalIndexEntry *e)
@@ -213,62 +288,67 @@ int journal_done_entry_id(Journal *j, JournalIndexEntry *e)
                 return r;
         id = journal_result_source_id(text, len);
         e->id_name[0] = '\0';
-        if (id && journal_done_id_ok(id)) {
+        if (id && journal_done_id_ok(id))
                 r = id_name(id, e->id_name);
-                if (r < 0)
-                        return r;
-        }
+        else if (e->plan)
+                r = entry_delivery_name(j, e);
+        if (r < 0)
+                return r;
         e->id_known = true;
         return 0;
 }
 
 int journal_done_record(Journal *j, const char *ts, const char name[65])
 {
-        static const char *const drop[] = {JOURNAL_PLAN_FILE, JOURNAL_RUNNING_FILE,
-                                           JOURNAL_PLAN_TMP, JOURNAL_RESULT_TMP};
-        _cleanup_close_ int entry_fd = -1;
-        char path[64 + 1 + sizeof(JOURNAL_RESULT_FILE)];
-        struct timespec now;
-        ssize_t i;
+        char path[JOURNAL_TS_MAX + sizeof(JOURNAL_RESULT_FILE)];
+        _cleanup_free_ char *text = NULL;
+        size_t len;
         int r;
 
-        entry_fd = journal_open_dir(j, j->plans_fd, ts);
-        if (entry_fd < 0)
-                return entry_fd;
-        for (size_t k = 0; k < ELEMENTSOF(drop); k++)
-                if (j->ops.unlinkat(entry_fd, drop[k], 0) < 0 && errno != ENOENT)
-                        return -errno;
-        /* A plan answered twice (a redelivery answered from its record)
-         * replaces its record. */
-        r = journal_rm_rf_at(j, j->done_fd, name);
+        snprintf(path, sizeof(path), "%s/%s", ts, JOURNAL_RESULT_FILE);
+        r = file_read_regular_at(j->plans_fd, path, JOURNAL_MAX_RESULT_FILE, &text, &len);
         if (r < 0)
                 return r;
-        i = done_find(j, name);
-        if (i >= 0)
-                done_drop(j, (size_t)i);
-        if (j->ops.renameat(j->plans_fd, ts, j->done_fd, name) < 0)
-                return -errno;
-        r = journal_now(j, &now);
+        return journal_done_record_text(j, name, text, len);
+}
+
+int journal_done_record_text(Journal *j, const char name[65], const char *text, size_t len)
+{
+        JournalDone rec = {.time = now_nsec(j), .len = len};
+        int r;
+
+        memcpy(rec.name, name, sizeof(rec.name));
+        r = journal_done_log_append(j, &rec, text);
         if (r < 0)
-                now = (struct timespec){0, 0};
-        snprintf(path, sizeof(path), "%s/%s", name, JOURNAL_RESULT_FILE);
-        /* Only the order and age of records hang on this time, so a
-         * failure keeps the old mtime on disk and the new one in memory. */
-        (void)utimensat(j->done_fd, path, (const struct timespec[2]){now, now}, 0);
-        r = done_add(j, name, ts_nsec(&now));
+                return r;
+        /* A plan answered twice (a redelivery answered from its record)
+         * replaces its record. */
+        r = journal_done_add(j, &rec);
         if (r < 0)
                 return r;
         (void)done_prune(j);
+        done_old_check(j);
         return 0;
 }
 
-/* The text of result.json at dirfd/<dir>/result.json when its SourceID is
- * plan_id: 1 and *ret set, 0 when not, or -errno. */
+/* Whether a result's text answers plan_id (NULL: the result has no
+ * SourceID worth keeping, for a record kept under its delivery's digest):
+ * 1 and *ret takes text, 0 when not. */
+static int text_matches(char **text, size_t len, const json_t *plan_id, char **ret)
+{
+        _cleanup_json_ json_t *id = journal_result_source_id(*text, len);
+
+        if (plan_id ? !id || !json_equal(id, plan_id) : id && journal_done_id_ok(id))
+                return 0;
+        *ret = TAKE_PTR(*text);
+        return 1;
+}
+
+/* result.json at dirfd/<dir>/result.json, as text_matches(); -errno. */
 static int result_matches(int dirfd, const char *dir, const json_t *plan_id, char **ret)
 {
         char path[65 + sizeof(JOURNAL_RESULT_FILE)];
         _cleanup_free_ char *text = NULL;
-        _cleanup_json_ json_t *id = NULL;
         size_t len;
         int r;
 
@@ -278,26 +358,35 @@ static int result_matches(int dirfd, const char *dir, const json_t *plan_id, cha
                 return 0;
         if (r < 0)
                 return r;
-        id = journal_result_source_id(text, len);
-        if (!id || !json_equal(id, plan_id))
-                return 0;
-        *ret = TAKE_PTR(text);
-        return 1;
+        return text_matches(&text, len, plan_id, ret);
 }
 
-static int lookup_locked(Journal *j, const json_t *plan_id, char **ret)
+/* Done record rec, as text_matches(); -errno. */
+static int record_matches(Journal *j, const JournalDone *rec, const json_t *plan_id, char **ret)
 {
-        char name[65];
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        if (rec->where == JOURNAL_DONE_DIR_RECORD)
+                return result_matches(j->done_fd, rec->name, plan_id, ret);
+        r = journal_done_log_read(j, rec, &text);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        return text_matches(&text, rec->len, plan_id, ret);
+}
+
+/* The result kept under record name name; plan_id as result_matches(). */
+static int lookup_locked(Journal *j, const char name[65], const json_t *plan_id, char **ret)
+{
         ssize_t i;
         int r;
 
-        r = id_name(plan_id, name);
-        if (r < 0)
-                return r;
         (void)done_prune(j);
         i = done_find(j, name);
         if (i >= 0) {
-                r = result_matches(j->done_fd, name, plan_id, ret);
+                r = record_matches(j, &j->done[i], plan_id, ret);
                 if (r != 0)
                         return r;
         }
@@ -329,12 +418,30 @@ static int lookup_locked(Journal *j, const json_t *plan_id, char **ret)
 
 int journal_done_lookup(Journal *j, const json_t *plan_id, char **ret_result_text)
 {
+        char name[65];
         int r;
 
         if (!journal_done_id_ok(plan_id))
                 return 0;
+        r = id_name(plan_id, name);
+        if (r < 0)
+                return r;
         pthread_mutex_lock(&j->lock);
-        r = lookup_locked(j, plan_id, ret_result_text);
+        r = lookup_locked(j, name, plan_id, ret_result_text);
+        pthread_mutex_unlock(&j->lock);
+        return r;
+}
+
+int journal_done_lookup_delivery(Journal *j, const void *body, size_t len, char **ret_result_text)
+{
+        char name[65];
+        int r;
+
+        r = delivery_name(body, len, name);
+        if (r < 0)
+                return r;
+        pthread_mutex_lock(&j->lock);
+        r = lookup_locked(j, name, NULL, ret_result_text);
         pthread_mutex_unlock(&j->lock);
         return r;
 }

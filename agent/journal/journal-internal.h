@@ -15,6 +15,7 @@
 #define JOURNAL_RUNNING_FILE "running"
 #define JOURNAL_STAMP_FILE   "stamp"
 #define JOURNAL_DONE_DIR     "done"
+#define JOURNAL_RESERVE_FILE "reserve"
 /* Temporary names start with '.', and no entry name does, so a leftover
  * is never taken for a plan (by us or by the reference). */
 #define JOURNAL_PLAN_TMP   ".plan.json.tmp"
@@ -30,10 +31,21 @@
 /* The largest result.json read back. */
 #define JOURNAL_MAX_RESULT_FILE ((size_t)1 << 30)
 
-/* A done record: done/<name>/result.json, last modified at time. */
+/* Where a done record is: done/<name>/result.json (the format before the
+ * records files, still read), or in done/records or done/records.old. */
+enum {
+        JOURNAL_DONE_DIR_RECORD,
+        JOURNAL_DONE_LOG,
+        JOURNAL_DONE_OLD,
+};
+
+/* A done record: its result's text, recorded at time. */
 typedef struct JournalDone {
         char name[65]; /* 64 hex digits of SHA-256 */
         int64_t time;  /* nanoseconds since the epoch */
+        int where;     /* JOURNAL_DONE_* */
+        off_t off;     /* in a records file: where the text starts */
+        size_t len;    /* and its length */
 } JournalDone;
 
 /* What the journal knows of one entry directory. */
@@ -61,8 +73,21 @@ struct Journal {
         int plans_fd; /* <storage>/plans, flock'ed */
         int done_fd;  /* <storage>/plans/done */
         size_t max_plan_file;
+        /* plans/reserve (journal-reserve.c): its descriptor (-1: none),
+         * the size it should have, the blocks it holds and its length
+         * now, and how many pieces of it answers have used since open. */
+        int reserve_fd;
+        uint64_t reserve_size;
+        uint64_t reserve_have;
+        off_t reserve_len;
+        uint64_t reserve_used;
         unsigned done_max_count;
         int64_t done_max_age;
+        uint64_t done_max_bytes;
+        /* done/records (appended to, with its length) and done/records.old
+         * (-1: none), journal-done-log.c. */
+        int log_fd, old_fd;
+        off_t log_size;
 
         uint64_t last_ts;   /* the highest entry name handed out or found */
         int64_t last_stamp; /* >= 0 */
@@ -175,6 +200,27 @@ int journal_index_fresh(Journal *j);
  * neither plan.json nor result.json). */
 bool journal_index_state(const JournalIndexEntry *e, JournalState *ret);
 
+/* --- journal-reserve.c: room kept for answers ---------------------------- */
+
+/* Open (creating) plans/reserve and fill it, when the options ask for
+ * one. A full disk leaves it short, not the open failed. Returns 0 or
+ * -errno. */
+int journal_reserve_open(Journal *j);
+
+/* Take the reserve back to its whole size when it is short. Returns 0,
+ * or -errno (-ENOSPC: the disk is still full; it stays short). */
+int journal_reserve_fill(Journal *j);
+
+/* Give one piece of the reserve back to the file system, for an answer
+ * that found the disk full. Returns 0, -ENOSPC when nothing is left, or
+ * -errno. */
+int journal_reserve_release(Journal *j);
+
+/* After an answer's write failed with r: whether the disk was full and a
+ * piece of the reserve was released, so that the write is worth trying
+ * again. */
+bool journal_reserve_retry(Journal *j, int r);
+
 /* --- journal-stamp.c --------------------------------------------------- */
 
 /* Load plans/stamp into j->last_stamp (absent: 0; unreadable as a number:
@@ -197,17 +243,44 @@ int journal_stamp_settle(Journal *j, const JournalIndexEntry *e);
 /* Open (creating) plans/done, load its records, drop stale ones. */
 int journal_done_open(Journal *j);
 
-/* Move entry ts, which has a result.json answering the plan ID whose
- * record name is name, into done/. Returns 0, or -errno with the entry
- * left in place. */
+/* Record the result.json of entry ts, answering the plan whose record
+ * name is name, in done/records; the caller then removes the entry.
+ * Returns 0, or -errno with nothing recorded. */
 int journal_done_record(Journal *j, const char *ts, const char name[65]);
+
+/* The same for a result's text held in memory. */
+int journal_done_record_text(Journal *j, const char name[65], const char *text, size_t len);
+
+/* Add rec to the records in memory, in time order, replacing one of the
+ * same name. Returns 0 or -ENOMEM. */
+int journal_done_add(Journal *j, const JournalDone *rec);
+
+/* done/records was renamed to records.old: what records.old held is gone,
+ * and what records held is now there. */
+void journal_done_rotated(Journal *j);
+
+/* --- journal-done-log.c: done/records and records.old ------------------- */
+
+/* Open both files (records is created), load their records, and cut off
+ * a torn last record. Returns 0 or -errno. */
+int journal_done_log_open(Journal *j);
+
+/* Append rec (name, time and len set; text its result) to records,
+ * rotating first when records would grow past done_max_bytes; sets
+ * rec->where and rec->off. On failure nothing is left of it. Returns 0 or
+ * -errno. */
+int journal_done_log_append(Journal *j, JournalDone *rec, const char *text);
+
+/* The text of a record kept in a records file. Returns 0, -ENOENT, or
+ * -errno. */
+int journal_done_log_read(Journal *j, const JournalDone *rec, char **ret);
+
+/* Remove records.old, which no record in memory refers to any more. */
+void journal_done_log_drop_old(Journal *j);
 
 /* The record name of entry e's result (e->id_name), read from its
  * result.json unless known. Returns 0, -ENOENT or -errno. */
 int journal_done_entry_id(Journal *j, JournalIndexEntry *e);
-
-/* Whether plan_id is one that done records are kept for. */
-bool journal_done_id_ok(const json_t *plan_id);
 
 /* The SourceID of a result document's text, as a new reference, or NULL
  * when the text is not a JSON object with one. */

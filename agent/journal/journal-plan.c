@@ -214,6 +214,12 @@ int journal_put_plan(Journal *j, const void *body, size_t body_len, const void *
                 return -ENOMEM;
 
         pthread_mutex_lock(&j->lock);
+        /* The reserve for answers goes before any plan: while it cannot
+         * be made whole, the disk counts as full, and room that pieces of
+         * it left for answers is not taken by plans. */
+        r = journal_reserve_fill(j);
+        if (r == -ENOSPC || r == -EDQUOT)
+                goto out;
         r = entry_create(j, ts);
         if (r < 0)
                 goto out;
@@ -457,8 +463,10 @@ int journal_put_result(Journal *j, const char *ts, const char *text, size_t len)
         if (entry_fd < 0)
                 r = entry_fd;
         else
-                r = journal_write_atomic(j, entry_fd, JOURNAL_RESULT_TMP, JOURNAL_RESULT_FILE, text,
-                                         len, true);
+                do
+                        r = journal_write_atomic(j, entry_fd, JOURNAL_RESULT_TMP,
+                                                 JOURNAL_RESULT_FILE, text, len, true);
+                while (journal_reserve_retry(j, r));
         e = r == 0 ? journal_index_get(j, ts) : NULL;
         if (e) {
                 e->result = true;
@@ -467,6 +475,54 @@ int journal_put_result(Journal *j, const char *ts, const char *text, size_t len)
                 journal_index_probe(j, ts);
         }
         pthread_mutex_unlock(&j->lock);
+        return r;
+}
+
+/* An entry holding only result.json; the caller holds the lock. */
+static int answer_put(Journal *j, const char *text, size_t len, char ts[JOURNAL_TS_MAX])
+{
+        _cleanup_close_ int entry_fd = -1;
+        JournalIndexEntry *e;
+        int r;
+
+        r = entry_create(j, ts);
+        if (r < 0)
+                return r;
+        entry_fd = journal_open_dir(j, j->plans_fd, ts);
+        if (entry_fd < 0) {
+                r = entry_fd;
+                goto fail;
+        }
+        r = journal_write_atomic(j, entry_fd, JOURNAL_RESULT_TMP, JOURNAL_RESULT_FILE, text, len,
+                                 true);
+        if (r == 0)
+                r = journal_sync(j, j->plans_fd);
+        if (r < 0)
+                goto fail;
+        e = journal_index_add(j, ts);
+        if (e)
+                e->result = true;
+        return 0;
+fail:
+        if (entry_fd >= 0)
+                (void)j->ops.unlinkat(entry_fd, JOURNAL_RESULT_FILE, 0);
+        (void)j->ops.unlinkat(j->plans_fd, ts, AT_REMOVEDIR);
+        journal_index_probe(j, ts);
+        return r;
+}
+
+int journal_put_answer(Journal *j, const char *text, size_t len, char ret_ts[JOURNAL_TS_MAX])
+{
+        char ts[JOURNAL_TS_MAX];
+        int r;
+
+        pthread_mutex_lock(&j->lock);
+        do
+                r = answer_put(j, text, len, ts);
+        while (journal_reserve_retry(j, r));
+        pthread_mutex_unlock(&j->lock);
+        if (r == 0)
+                memcpy(ret_ts, ts, JOURNAL_TS_MAX);
         return r;
 }
 

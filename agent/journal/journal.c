@@ -213,6 +213,8 @@ static void ops_fill(JournalOps *ops)
         FILL(faccessat)
         FILL(fstatat)
         FILL(fdopendir)
+        FILL(fallocate)
+        FILL(ftruncate)
 #undef FILL
 }
 
@@ -227,11 +229,13 @@ int journal_open(const char *storage, const JournalOptions *opt, Journal **ret)
         j = calloc(1, sizeof(*j));
         if (!j)
                 return -ENOMEM;
-        j->plans_fd = j->done_fd = -1;
+        j->plans_fd = j->done_fd = j->reserve_fd = j->log_fd = j->old_fd = -1;
         pthread_mutex_init(&j->lock, NULL);
         j->ops = o.ops ? *o.ops : journal_sys_ops;
         ops_fill(&j->ops);
         j->max_plan_file = o.max_plan_file ? o.max_plan_file : DEFAULT_MAX_PLAN_FILE;
+        j->reserve_size = o.reserve_size;
+        j->done_max_bytes = o.done_max_bytes ? o.done_max_bytes : JOURNAL_DONE_MAX_BYTES;
         j->done_max_count = o.done_max_count;
         /* Ages are compared in nanoseconds: beyond 292 years is forever. */
         j->done_max_age =
@@ -253,6 +257,9 @@ int journal_open(const char *storage, const JournalOptions *opt, Journal **ret)
         r = journal_done_open(j);
         if (r < 0)
                 return r;
+        r = journal_reserve_open(j);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(j);
         return 0;
 }
@@ -264,6 +271,12 @@ Journal *journal_free(Journal *j)
         /* Closing the descriptor releases the flock. */
         if (j->done_fd >= 0)
                 close(j->done_fd);
+        if (j->reserve_fd >= 0)
+                close(j->reserve_fd);
+        if (j->log_fd >= 0)
+                close(j->log_fd);
+        if (j->old_fd >= 0)
+                close(j->old_fd);
         if (j->plans_fd >= 0)
                 close(j->plans_fd);
         free(j->index);
@@ -346,12 +359,10 @@ out:
 }
 
 /* Record the entry's result under its SourceID when it has one worth
- * recording. Returns 1 when the entry moved to done/, 0 when it was left
- * for plain removal, or -errno. */
-static int remove_record(Journal *j, const char *ts, JournalIndexEntry *e)
+ * recording (or its delivery's digest). Returns 0 or -errno. */
+static int remove_record(Journal *j, const char *ts, JournalIndexEntry *e, char name[65])
 {
         JournalIndexEntry unknown = {.result = true};
-        char name[65];
         int r;
 
         if (j->done_max_count == 0 || j->done_max_age <= 0)
@@ -370,9 +381,8 @@ static int remove_record(Journal *j, const char *ts, JournalIndexEntry *e)
                 return r;
         if (!e->id_name[0])
                 return 0;
-        memcpy(name, e->id_name, sizeof(name));
-        r = journal_done_record(j, ts, name);
-        return r < 0 ? r : 1;
+        memcpy(name, e->id_name, 65);
+        return journal_done_record(j, ts, name);
 }
 
 /* Remove an entry whose files the index knows: plan.json first and
@@ -409,6 +419,9 @@ static int entry_remove(Journal *j, const char *ts, const JournalIndexEntry *e)
 
 int journal_remove(Journal *j, const char *ts, bool record)
 {
+        _cleanup_free_ char *late = NULL;
+        size_t late_len = 0;
+        char name[65] = "";
         JournalIndexEntry *e;
         struct stat st;
         int r = 0;
@@ -423,14 +436,34 @@ int journal_remove(Journal *j, const char *ts, bool record)
         }
         /* Before plan.json goes: it may hold the only durable copy of
          * the last stamp. */
-        r = journal_stamp_settle(j, e);
-        if (r == 0 && record)
-                r = remove_record(j, ts, e);
-        if (r == 0)
+        /* Both may need a block (a new stamp file, a name in done/): on a
+         * full disk they take it from the reserve, or the result would be
+         * published again and again. */
+        do
+                r = journal_stamp_settle(j, e);
+        while (journal_reserve_retry(j, r));
+        while (r == 0 && record) {
+                r = remove_record(j, ts, e, name);
+                if (!journal_reserve_retry(j, r))
+                        break;
+                r = 0;
+        }
+        /* Full, and the reserve spent: the entry's own room is what is
+         * left. Its result is kept in memory, the entry removed, and the
+         * record appended then; should that fail too, the plan has no
+         * record (a redelivery would run it again), but its result is not
+         * published again and again. */
+        if ((r == -ENOSPC || r == -EDQUOT) && journal_load_result(j, ts, &late, &late_len) == 0)
+                r = 0;
+        if (r >= 0)
                 r = e ? entry_remove(j, ts, e) : journal_rm_rf_at(j, j->plans_fd, ts);
+        if (r >= 0 && late)
+                (void)journal_done_record_text(j, name, late, late_len);
         if (r >= 0) {
                 journal_index_drop(j, ts);
                 r = 0;
+                /* Room came free: the reserve first. */
+                (void)journal_reserve_fill(j);
         } else {
                 journal_index_probe(j, ts);
         }

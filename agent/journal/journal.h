@@ -11,8 +11,10 @@
  *       running                       ours: the plan's execution has begun
  *                                     (a hard link to plan.json)
  *       result.json                   the result document's text
- *     done/<sha256 of the ID>/        ours: recently finished plans, for
- *       result.json                   answering a redelivered plan
+ *     reserve                         ours: preallocated room for answers
+ *     done/records, records.old       ours: results of recently finished
+ *                                     plans, for answering a redelivered
+ *                                     plan (bounded: rotated)
  *
  * The reference looks only at plans/<name>/plan.json and result.json, so
  * `running`, `done/` and our temporary files (names starting with '.') are
@@ -80,6 +82,10 @@
 /* Defaults of the de-duplication window (JournalOptions). */
 #define JOURNAL_DONE_MAX_COUNT 1000
 #define JOURNAL_DONE_MAX_AGE   (7 * 24 * 3600)
+/* done/records is rotated before it grows past this. */
+#define JOURNAL_DONE_MAX_BYTES ((uint64_t)256 << 10)
+/* Default size of plans/reserve, the room kept for answers on a full disk. */
+#define JOURNAL_RESERVE_SIZE ((uint64_t)256 << 10)
 
 /* The file operations the journal goes through, with the system calls'
  * own conventions (-1 and errno). Tests replace them to make a write, an
@@ -101,6 +107,9 @@ typedef struct JournalOps {
         int (*faccessat)(int dirfd, const char *path, int mode, int flags);
         int (*fstatat)(int dirfd, const char *path, struct stat *st, int flags);
         DIR *(*fdopendir)(int fd);
+        /* The reserve (plans/reserve): taken and given back. */
+        int (*fallocate)(int fd, int mode, off_t offset, off_t len);
+        int (*ftruncate)(int fd, off_t len);
 } JournalOps;
 
 typedef struct JournalOptions {
@@ -108,13 +117,16 @@ typedef struct JournalOptions {
         size_t max_plan_file;    /* largest plan.json read back, bytes; 0 = 256 MiB */
         unsigned done_max_count; /* finished plans remembered; 0 = none */
         int64_t done_max_age;    /* seconds they are remembered; 0 = not at all */
+        uint64_t done_max_bytes; /* done/records rotates past this; 0 = 256 KiB */
+        uint64_t reserve_size;   /* bytes of plans/reserve; 0 = no reserve */
 } JournalOptions;
 
 #define JOURNAL_OPTIONS_DEFAULT                                                                    \
         ((JournalOptions){.ops = NULL,                                                             \
                           .max_plan_file = 0,                                                      \
                           .done_max_count = JOURNAL_DONE_MAX_COUNT,                                \
-                          .done_max_age = JOURNAL_DONE_MAX_AGE})
+                          .done_max_age = JOURNAL_DONE_MAX_AGE,                                    \
+                          .reserve_size = JOURNAL_RESERVE_SIZE})
 
 /* What journal_open() found and repaired, for the daemon to log. */
 typedef struct JournalOpenReport {
@@ -253,7 +265,11 @@ int journal_load_result(Journal *j, const char *ts, char **ret_text, size_t *ret
  * plan ID it answers (the result's SourceID), so that journal_done_lookup()
  * finds it: call it so once the broker has confirmed the result. Without,
  * the entry just goes (a plan that is dropped without a result). A result
- * whose SourceID is not a non-empty string or an integer is not recorded.
+ * whose SourceID is not a non-empty string or an integer is recorded under
+ * a digest of its plan.json's body (journal_done_lookup_delivery()), or
+ * not at all when the entry has no plan.json. On a full disk the reserve
+ * gives room for the record, and when it is spent the entry goes first and
+ * the record follows in its room, or is skipped.
  * Returns 0, -ENOENT or -errno (when the record cannot be made, or the
  * stamp cannot be made durable, the entry stays, still with its result,
  * and the call may be retried). When the entry's plan took a Stamp that
@@ -263,9 +279,43 @@ int journal_load_result(Journal *j, const char *ts, char **ret_text, size_t *ret
  * published again. */
 int journal_remove(Journal *j, const char *ts, bool record);
 
+/* Store an answer for a message whose plan is not kept (too large for the
+ * agent, or for the disk): a new entry <ts> holding only result.json with
+ * text, made durable as journal_put_plan() makes plan.json. The entry is
+ * JOURNAL_RESULT at once, and published and removed like any other. When
+ * the disk is full, pieces of the reserve are given back for it. Returns
+ * 0 with the entry's name in ret_ts, or -errno with nothing left behind
+ * (the message must not be acked then). */
+int journal_put_answer(Journal *j, const char *text, size_t len, char ret_ts[JOURNAL_TS_MAX]);
+
+/* Room on the journal's file system, for the daemon's log and status. */
+typedef struct JournalSpace {
+        uint64_t available;    /* bytes free for the agent (statvfs f_bavail) */
+        bool reserve_whole;    /* plans/reserve holds all its blocks */
+        uint64_t reserve_held; /* bytes it holds */
+        uint64_t reserve_used; /* pieces given to answers since open */
+} JournalSpace;
+
+/* Take the reserve back to its whole size where there is room, then
+ * measure. Returns 0 or -errno. */
+int journal_space(Journal *j, JournalSpace *ret);
+
+/* Whether plan_id is one that done records are kept for: a non-empty
+ * string or an integer. */
+bool journal_done_id_ok(const json_t *plan_id);
+
 /* Whether plan_id already has a result: a done record younger than the
  * age limit, or an entry still waiting to publish its result.json. Only
  * non-empty strings and integers are looked up (other IDs never match).
  * Returns 1 with the result's text in *ret_result_text, 0 when there is
  * none, or -errno. */
 int journal_done_lookup(Journal *j, const json_t *plan_id, char **ret_result_text);
+
+/* Whether a message whose body is not a plan (not JSON, not an object, a
+ * key given twice), and whose ID therefore cannot be read, was answered
+ * already: the same body delivered again after a crash between storing it
+ * and its ack. Results whose SourceID is not an ID that done records are
+ * kept for are recorded under a digest of their plan.json's body, and
+ * this finds them (a record, or a result waiting for its confirm).
+ * Returns 1 with the result's text, 0 when there is none, or -errno. */
+int journal_done_lookup_delivery(Journal *j, const void *body, size_t len, char **ret_result_text);
