@@ -539,5 +539,35 @@ direct_cmp "no sandbox" unsafe sh "${clean[@]}"
 direct_cmp "no sandbox, inherited PWD" python sh "${clean[@]}" PWD=/
 direct_cmp "no sandbox, TERM" python sh "${clean[@]}" TERM=dumb
 
+# --- A script that unmounts /proc cannot break what comes after it. ---
+# In a mount namespace of the test's own (unshare(1) makes its mounts
+# private), so the host's /proc stays; the script checks that it is there by
+# a file on a tmpfs that only that namespace has. The second plan runs in
+# the same namespace, where the agent finds no /proc at all.
+conf ""
+fresh_pids
+mkdir "$work/pids/private"
+if ! unshare -m true 2>/dev/null; then
+    skip "plans after a script that unmounts /proc" "unshare -m refused"
+else
+    p=$(plan umountproc)
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    unshare -m sh -c 'mount -t tmpfs none "$8" && touch "$8/inside-the-test-namespace" || exit
+        "$1" --config-file "$2" run "$3" --storage "$4" >"$5.1" 2>"$6"
+        "$1" --config-file "$2" run "$7" --storage "$4" >"$5" 2>>"$6"' sh \
+        "$agent" "$work/agent.conf" "$p" "$work/storage" "$work/out" "$work/err" \
+        "$data/../../../plans/examples/hello.json" "$work/pids/private"
+    same "umount /proc: the script ran, and the next one started at oom_score_adj 1000" \
+        '["unmounted: 0 entries left", "oom_score_adj 1000, fds 0 1 2 3"]' \
+        "$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["Body"]))' \
+            "$work/out.1")"
+    same "umount /proc: the next plan still runs (ErrorCode 0)" 0 "$(res ErrorCode)"
+    same "umount /proc: and prints its output" "hello, world" "$(res Body)"
+    check "umount /proc: the agent says scripts keep its OOM score" \
+        grep -q "/proc is not mounted (no procfs there): scripts keep the agent's OOM score" \
+        "$work/err"
+fi
+check "the host's /proc is still there" test -e /proc/self/status
+
 check "no process of any plan is left" no_leftovers
 tap_done

@@ -667,6 +667,43 @@ START_TEST(test_direct_failures)
 }
 END_TEST
 
+/* The OOM killer picks the script: both paths start it at
+ * SANDBOX_OOM_SCORE_ADJ, its children inherit that, the helper is told so
+ * on its command line, the log says so, and no descriptor of /proc is left
+ * to the script. */
+START_TEST(test_direct_oom_score_adj)
+{
+        _cleanup_(sandbox_command_freep) SandboxCommand *c = NULL;
+        _cleanup_free_ char *line = NULL;
+        struct ConfigSandbox s = cfg->sandbox;
+        SandboxRun run = base_run();
+        bool found = false;
+        Outcome o;
+
+        run.oom_score_adj = true;
+        run.force_helper = true;
+        ck_assert_int_eq(sandbox_build(&s, &run, &c), 0);
+        for (size_t i = 0; c->argv[i] && !streq(c->argv[i], "--"); i++)
+                found = found || streq(c->argv[i], "--oom-score-adj=1000");
+        ck_assert(found);
+        ck_assert_int_eq(sandbox_describe(&s, &run, &line), 0);
+        ck_assert_ptr_nonnull(strstr(line, " path=helper oom_score_adj=1000"));
+
+        run.force_helper = false;
+        run.workdir = "/";
+        run.command = (const char *const[]){
+                "/bin/sh", "-c",
+                "cat /proc/self/oom_score_adj; sh -c 'cat /proc/self/oom_score_adj'; "
+                "ls /proc/self/fd | xargs",
+                NULL};
+        run_both(&s, &run, &o);
+        ck_assert_str_eq(o.status, "");
+        ck_assert_int_eq(o.exit_code, 0);
+        ck_assert_str_eq(o.out, "1000\n1000\n0 1 2 3\n");
+        free(o.out);
+}
+END_TEST
+
 static Suite *sandbox_suite(void)
 {
         Suite *s = suite_create("sandbox");
@@ -691,6 +728,7 @@ static Suite *sandbox_suite(void)
         tcase_add_test(tc, test_build_runs);
         tcase_add_test(tc, test_direct_features);
         tcase_add_loop_test(tc, test_direct_failures, 0, ELEMENTSOF(failures));
+        tcase_add_test(tc, test_direct_oom_score_adj);
         tcase_set_timeout(tc, 30);
         suite_add_tcase(s, tc);
         return s;

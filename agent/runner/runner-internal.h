@@ -69,6 +69,8 @@ struct Runner {
         char *helper;      /* owned: muranoagent-sandbox, NULL when the sandbox is off */
         char *home;        /* owned: HOME for scripts */
         char *fetcher;     /* owned: muranoagent-fetch, NULL when not found */
+        int proc_fd;       /* owned: O_PATH of /proc, opened at start; -1 = none (no
+                            * /proc then, or the sandbox is off) */
         bool set_owner;    /* scripts run as someone else: the owner of their files */
         uid_t owner_uid;   /* [sandbox] user, looked up */
         gid_t owner_gid;   /* [sandbox] group, looked up */

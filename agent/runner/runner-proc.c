@@ -255,7 +255,7 @@ static int spawn_built(RunnerJob *job, const SandboxRun *run, int cgroup_fd, int
         _cleanup_(sandbox_command_freep) SandboxCommand *cmd = NULL;
         _cleanup_(sandbox_direct_freep) SandboxDirect *direct = NULL;
         ChildSpec spec = {0};
-        int rc;
+        int extra[2], rc;
 
         rc = sandbox_build(sb, run, &cmd);
         if (rc == 0 && cmd->in_process)
@@ -271,8 +271,10 @@ static int spawn_built(RunnerJob *job, const SandboxRun *run, int cgroup_fd, int
         spec.capture_stdout = req->capture_stdout;
         spec.capture_stderr = req->capture_stderr;
         spec.passthrough_fd = STDERR_FILENO;
-        spec.extra_fds = sb->enabled ? &status_w : NULL;
-        spec.n_extra_fds = sb->enabled ? 1 : 0;
+        extra[0] = status_w;
+        extra[1] = r->proc_fd;
+        spec.extra_fds = sb->enabled ? extra : NULL;
+        spec.n_extra_fds = !sb->enabled ? 0 : cmd->in_process && run->oom_score_adj ? 2 : 1;
         spec.output_limit = r->cfg->agent.output_limit;
         spec.timeout_ms = (uint64_t)r->cfg->agent.script_timeout * 1000;
         spec.kill_grace_ms = (uint64_t)r->cfg->agent.kill_grace * 1000;
@@ -330,6 +332,8 @@ static int runner_proc_spawn(RunnerJob *job)
         run.agent_env = (const char *const *)environ;
         run.home = r->home;
         run.status_fd = sb->enabled ? 3 : -1; /* extra_fds[0] arrives as fd 3 */
+        run.oom_score_adj = r->proc_fd >= 0;
+        run.proc_fd = 4; /* extra_fds[1], given to in-process children only */
         run.command = req->argv;
 
         /* Each -EOPNOTSUPP lowers child_spawn_method() for good (a cgroup

@@ -3,6 +3,8 @@
 #include "runner/runner.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
 #include <grp.h>
 #include <limits.h>
 #include <math.h>
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "files/files.h"
@@ -32,6 +35,8 @@ static void runner_on_close(uv_handle_t *h)
         free(r->helper);
         free(r->home);
         free(r->fetcher);
+        if (r->proc_fd >= 0)
+                close(r->proc_fd);
         free(r);
 }
 
@@ -350,6 +355,37 @@ static int runner_setup_cgroup(Runner *r, char **ret_warning, char **ret_error)
         return 0;
 }
 
+/* Kept for the agent's life: the child of an in-process run raises its OOM
+ * score through it, so a script that unmounts /proc cannot take that away
+ * from the scripts after it. Without /proc at start, scripts keep the
+ * agent's score, and the warning says so. */
+static int runner_setup_proc(Runner *r, char **ret_warning)
+{
+        char *both = NULL;
+        struct statfs fs;
+        int err;
+
+        if (!r->cfg->sandbox.enabled)
+                return 0;
+        r->proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        err = r->proc_fd < 0 ? errno : 0;
+        /* The directory stays when a script unmounts what was on it. */
+        if (r->proc_fd >= 0 && (fstatfs(r->proc_fd, &fs) < 0 || fs.f_type != PROC_SUPER_MAGIC)) {
+                err = ENOENT;
+                close(r->proc_fd);
+                r->proc_fd = -1;
+        }
+        if (r->proc_fd >= 0 || !ret_warning)
+                return 0;
+        if (asprintf(&both, "%s%s/proc is not mounted (%s): scripts keep the agent's OOM score",
+                     *ret_warning ? *ret_warning : "", *ret_warning ? "; " : "",
+                     err == ENOENT ? "no procfs there" : strerror(err)) < 0)
+                return -ENOMEM;
+        free(*ret_warning);
+        *ret_warning = both;
+        return 0;
+}
+
 int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner **ret,
                char **ret_warning, char **ret_error)
 {
@@ -363,6 +399,7 @@ int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner *
                 return -ENOMEM;
         r->loop = loop;
         r->cfg = cfg;
+        r->proc_fd = -1;
         r->storage = strdup(storage ? storage : cfg->storage);
         /* Looked up once. When it is missing, the files module looks again
          * for each plan and fails only the plans with HTTP(S) downloads. */
@@ -397,6 +434,9 @@ int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner *
         rc = runner_setup_cgroup(r, ret_warning, ret_error);
         if (rc != 0)
                 goto fail;
+        rc = runner_setup_proc(r, ret_warning);
+        if (rc != 0)
+                goto fail;
 
         uv_mutex_init(&r->lock);
         uv_cond_init(&r->cond);
@@ -416,6 +456,8 @@ fail:
         free(r->helper);
         free(r->home);
         free(r->fetcher);
+        if (r->proc_fd >= 0)
+                close(r->proc_fd);
         free(r);
         return rc;
 }

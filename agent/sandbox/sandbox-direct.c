@@ -20,6 +20,8 @@ struct SandboxDirect {
         size_t n_rlimits;
         SandboxIdentity id;
         bool no_new_privs;
+        bool oom_score_adj;
+        int proc_fd;   /* in the child; -1 = by path */
         pid_t parent;  /* the agent: the child dies with it */
         char *chdir;   /* owned, NULL = stay */
         char *program; /* owned: the command's argv[0], for the "exec" line */
@@ -67,6 +69,8 @@ int sandbox_direct_new(const struct ConfigSandbox *cfg, const SandboxRun *run, S
             sandbox_identity_resolve(cfg->user, cfg->group, &d->id, &d->lookup_error) < 0)
                 d->lookup_failed = true;
         d->no_new_privs = cfg->no_new_privs;
+        d->oom_score_adj = run->oom_score_adj;
+        d->proc_fd = run->proc_fd > STDERR_FILENO ? run->proc_fd : -1;
         d->parent = getpid();
         d->status_fd = run->status_fd;
         d->program = strdup(run->command[0]);
@@ -274,12 +278,16 @@ static void direct_steps(const SandboxDirect *d)
 
         if (d->lookup_failed)
                 sandbox_steps_fail(d->status_fd, SANDBOX_EXIT_SETUP, &d->lookup_error);
-        if (sandbox_steps_rlimits(d->rlimits, d->n_rlimits, &e) < 0 ||
+        if ((d->oom_score_adj &&
+             sandbox_steps_oom_score_adj(d->proc_fd, SANDBOX_OOM_SCORE_ADJ, &e) < 0) ||
+            sandbox_steps_rlimits(d->rlimits, d->n_rlimits, &e) < 0 ||
             sandbox_steps_identity(&d->id, &e) < 0 ||
             (d->no_new_privs && sandbox_steps_no_new_privs(&e) < 0) ||
             sandbox_steps_die_with_parent(d->parent, -1, &e) < 0 ||
             (d->chdir && sandbox_steps_chdir(d->chdir, &e) < 0))
                 sandbox_steps_fail(d->status_fd, SANDBOX_EXIT_SETUP, &e);
+        if (!d->oom_score_adj && d->proc_fd >= 0)
+                (void)close(d->proc_fd);
         /* End of file on the status pipe means "the command runs". */
         if (d->status_fd >= 0 && fcntl(d->status_fd, F_SETFD, FD_CLOEXEC) < 0) {
                 e = (SandboxStepError){.what = "status fd", .err = errno};

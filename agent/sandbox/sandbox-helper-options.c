@@ -34,6 +34,7 @@ enum {
         OPT_READ_ONLY,
         OPT_WRITABLE,
         OPT_CGROUP,
+        OPT_OOM_SCORE_ADJ,
         OPT_STATUS_FD,
         OPT_DIE_WITH_PARENT,
         OPT_HELP,
@@ -58,6 +59,7 @@ static const struct option long_options[] = {
         {"read-only", required_argument, NULL, OPT_READ_ONLY},
         {"writable", required_argument, NULL, OPT_WRITABLE},
         {"cgroup", required_argument, NULL, OPT_CGROUP},
+        {"oom-score-adj", required_argument, NULL, OPT_OOM_SCORE_ADJ},
         {"status-fd", required_argument, NULL, OPT_STATUS_FD},
         {"die-with-parent", no_argument, NULL, OPT_DIE_WITH_PARENT},
         {"help", no_argument, NULL, OPT_HELP},
@@ -117,6 +119,8 @@ static void usage(void)
               "  --read-only PATH       PATH and all mounts below it read-only (repeatable)\n"
               "  --writable PATH        PATH writable again under a read-only parent (repeatable)\n"
               "  --cgroup DIR           join the cgroup DIR before anything else (repeatable)\n"
+              "  --oom-score-adj N      oom_score_adj N (0 to 1000), inherited by PROGRAM's "
+              "children\n"
               "  --status-fd FD         on failure write one status line to FD too\n"
               "  --die-with-parent      SIGKILL when the parent exits\n"
               "  --help                 show this text\n"
@@ -264,6 +268,10 @@ void helper_options_parse(HelperOptions *o, int argc, char **argv)
                 case OPT_CGROUP:
                         check_absolute("cgroup", optarg);
                         o->cgroups[o->n_cgroups++] = optarg;
+                        break;
+                case OPT_OOM_SCORE_ADJ:
+                        o->oom_score_adj = (int)parse_number(name, optarg, 1000);
+                        o->set_oom_score_adj = true;
                         break;
                 case OPT_STATUS_FD:
                         break;

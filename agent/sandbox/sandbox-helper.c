@@ -164,6 +164,10 @@ int main(int argc, char **argv)
         if (o.die_with_parent && (o.unshare & CLONE_NEWPID))
                 check_step(sandbox_steps_die_with_parent(parent, -1, &e), &e);
         join_cgroups(&o);
+        /* Before the fork of --unshare-pid, so that the supervisor goes with
+         * pid 1, and before the mounts, which may make /proc read-only. */
+        if (o.set_oom_score_adj)
+                check_step(sandbox_steps_oom_score_adj(-1, o.oom_score_adj, &e), &e);
 
         if (o.unshare && unshare(o.unshare) < 0)
                 helper_die(errno, "unshare");

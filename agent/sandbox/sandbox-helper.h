@@ -41,6 +41,8 @@ typedef struct HelperOptions {
         HelperMounts mounts;
         const char **cgroups;
         size_t n_cgroups;
+        bool set_oom_score_adj;
+        int oom_score_adj;
         char **command; /* PROGRAM and its arguments: the rest of argv */
 } HelperOptions;
 

@@ -19,5 +19,13 @@
  * 125, 126 or 127, so only a status line proves that the sandbox failed. */
 #define SANDBOX_STATUS_PREFIX "muranoagent-sandbox: "
 
+/* The OOM score adjustment every script starts with when the sandbox asks
+ * for one (--oom-score-adj, and the in-process path): the highest there is,
+ * so that the kernel's OOM killer picks a script, or what it started, before
+ * the agent, which the service runs at -900 (OOMScoreAdjust=), and before
+ * any service of the machine. Raising a score needs no privilege, and
+ * children inherit it. */
+#define SANDBOX_OOM_SCORE_ADJ 1000
+
 /* The longest status line the helper writes, newline included. */
 #define SANDBOX_STATUS_MAX 512

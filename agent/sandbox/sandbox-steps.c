@@ -3,6 +3,7 @@
 #include "sandbox-steps.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
 #include <pwd.h>
@@ -150,6 +151,41 @@ void sandbox_identity_clear(SandboxIdentity *id)
 }
 
 /* ---- the steps (async-signal-safe) ---- */
+
+int sandbox_steps_oom_score_adj(int proc_fd, int value, SandboxStepError *e)
+{
+        char text[16];
+        StepText t = {text, 0, sizeof(text) - 1};
+        int fd, err = 0;
+        ssize_t n;
+
+        if (value < 0) {
+                text_puts(&t, "-");
+                text_putu(&t, (unsigned long long)-(long long)value);
+        } else {
+                text_putu(&t, (unsigned long long)value);
+        }
+        text[t.len++] = '\n';
+        fd = proc_fd >= 0 ? openat(proc_fd, "self/oom_score_adj", O_WRONLY | O_CLOEXEC)
+                          : open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                err = errno;
+        else if ((n = write(fd, text, t.len)) != (ssize_t)t.len)
+                err = n < 0 ? errno : EIO;
+        if (fd >= 0)
+                (void)close(fd);
+        if (proc_fd >= 0)
+                (void)close(proc_fd);
+        if (err != 0) {
+                StepText s = step_begin(e, "oom_score_adj ", err);
+
+                text[--t.len] = '\0';
+                text_puts(&s, text);
+                step_end(e, &s);
+                return -1;
+        }
+        return 0;
+}
 
 int sandbox_steps_rlimits(const SandboxRlimit *l, size_t n, SandboxStepError *e)
 {

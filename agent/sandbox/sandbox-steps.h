@@ -49,6 +49,12 @@ int sandbox_identity_resolve(const char *user, const char *group, SandboxIdentit
                              SandboxStepError *e);
 void sandbox_identity_clear(SandboxIdentity *id);
 
+/* Write value to the calling process's oom_score_adj: proc_fd is a
+ * descriptor of a /proc (opened while it was there: a script may unmount
+ * it later), or -1 to open /proc/self/oom_score_adj by path. proc_fd is
+ * closed in either case. */
+int sandbox_steps_oom_score_adj(int proc_fd, int value, SandboxStepError *e);
+
 /* Each limit, then the core size 0. */
 int sandbox_steps_rlimits(const SandboxRlimit *l, size_t n, SandboxStepError *e);
 

@@ -213,6 +213,9 @@ static int build_helper_argv(const struct ConfigSandbox *cfg, const SandboxRun *
         for (size_t i = 0; !run->cgroups_at_spawn && i < run->n_cgroups; i++)
                 if ((r = strvec_pushf(argv, "--cgroup=%s", run->cgroups[i])) < 0)
                         return r;
+        if (run->oom_score_adj &&
+            (r = strvec_pushf(argv, "--oom-score-adj=%d", SANDBOX_OOM_SCORE_ADJ)) < 0)
+                return r;
         for (size_t i = 0; i < ELEMENTSOF(namespaces); i++)
                 if (namespace_on(cfg, i) && (r = strvec_push(argv, namespaces[i].option)) < 0)
                         return r;
@@ -359,6 +362,8 @@ int sandbox_describe(const struct ConfigSandbox *cfg, const SandboxRun *run, cha
         if (r >= 0)
                 r = strbuf_puts(&b, sandbox_uses_helper(cfg, run) ? " path=helper"
                                                                   : " path=in-process");
+        if (r >= 0 && run->oom_score_adj)
+                r = strbuf_printf(&b, " oom_score_adj=%d", SANDBOX_OOM_SCORE_ADJ);
         if (r < 0)
                 return r;
         return strbuf_steal(&b, ret);

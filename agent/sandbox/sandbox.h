@@ -36,6 +36,9 @@ typedef struct SandboxRun {
         const char *const *agent_env; /* the agent's environ, NULL-terminated; NULL = empty */
         const char *home;             /* HOME for the script; NULL = SANDBOX_DEFAULT_HOME */
         int status_fd;                /* where the helper writes its status line; -1 = none */
+        bool oom_score_adj;           /* start the script at SANDBOX_OOM_SCORE_ADJ */
+        int proc_fd;                  /* in process: the child's descriptor of /proc for that
+                                       * (closed before the exec); 0 = open /proc by path */
         bool force_helper;            /* use the helper even where the in-process path would do */
         const char *const *command;   /* program and arguments, NULL-terminated, not empty */
 } SandboxRun;
