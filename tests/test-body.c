@@ -720,6 +720,17 @@ static const Case runtime_cases[] = {
          "Body exceeded its memory limit (268435456 bytes)", 1},
         {"try:\n  x = 2 ** (2 ** 64)\nexcept MemoryError:\n  x = 0", NULL, "MemoryError",
          "Body exceeded its memory limit (268435456 bytes)", 2},
+        {"import json\nreturn json.loads('[18446744073709551616, -1e2, {\"a\": "
+         "-99999999999999999999}]'), "
+         "json.dumps([2 ** 64, -2 ** 64])",
+         "[[18446744073709551616, -100.0, {\"a\": -99999999999999999999}], "
+         "\"[18446744073709551616, "
+         "-18446744073709551616]\"]",
+         NULL, NULL, 0},
+        {"import json\nreturn json.loads('1' * 4301)", NULL, "ValueError",
+         "Exceeds the limit (4300 digits) for integer string conversion: value has 4301 digits; "
+         "use sys.set_int_max_str_digits() to increase the limit",
+         2},
         {"return str(10 ** 4300)", NULL, "ValueError",
          "Exceeds the limit (4300 digits) for integer string conversion; use "
          "sys.set_int_max_str_digits() to increase the limit",

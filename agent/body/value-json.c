@@ -419,6 +419,12 @@ BodyValue *bv__json_loads(BodyVM *vm, const char *s, size_t len)
         json_error_t err;
 
         j = pyjson_loadb(s, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+        /* CPython's digit limit is int()'s ValueError, not a decode error. */
+        if (!j && json_error_code(&err) == json_error_numeric_overflow &&
+            strncmp(err.text, "Exceeds", 7) == 0)
+                return bv_raise(vm, BV_EXC_VALUE_ERROR,
+                                "%s; use sys.set_int_max_str_digits() to increase the limit",
+                                err.text);
         if (!j)
                 /* jansson's wording differs from CPython's; the position
                  * follows CPython's format (1-based line and column). */
