@@ -325,11 +325,17 @@ int bv_int_parse(BodyVM *vm, const char *s, size_t len, int base, BodyValue **re
                 end--;
         if (*p == '+' || *p == '-')
                 neg = *p++ == '-';
-        if (end - p >= 2 && p[0] == '0' && strchr("xXoObB", p[1])) {
+        if (end - p >= 2 && p[0] == '0') {
                 char x = (char)(p[1] | 0x20);
-                base = x == 'x' ? 16 : x == 'o' ? 8 : 2;
-                p += 2;
-        } else if (base == 0) {
+                int pb = x == 'x' ? 16 : x == 'o' ? 8 : x == 'b' ? 2 : 0;
+                /* As bv__parse_int(): a prefix only where the base allows it
+                 * (int('0b1', 36) is base-36 digits). */
+                if (pb && (base == 0 || base == pb)) {
+                        base = pb;
+                        p += 2;
+                }
+        }
+        if (base == 0) {
                 base = 10;
         }
         clean = malloc((size_t)(end - p) + 1);

@@ -46,6 +46,14 @@ json_t *pyjson_bigint_new(const char *digits, size_t len);
  * NULL when v is anything else. */
 const char *pyjson_bigint_digits(const json_t *v);
 
+/* A string that is text, not a big integer: what every reader of a plan's
+ * string fields (names, bodies, URLs, IDs) asks instead of
+ * json_is_string(). */
+static inline bool pyjson_is_string(const json_t *v)
+{
+        return json_is_string(v) && !pyjson_bigint_digits(v);
+}
+
 /* json_loadb() that keeps integers beyond 64 bits as big-integer strings
  * (pyjson-load.c); flags and err as json_loadb's. An integer of more than
  * 4300 digits (CPython's conversion limit) is json_error_numeric_overflow
