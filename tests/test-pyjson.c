@@ -182,7 +182,9 @@ START_TEST(test_bigint_round_trip)
                 json_t *doc = pyjson_loadb("[18446744073709551616]", 22, 0, NULL);
                 ck_assert_str_eq(pyjson_bigint_digits(json_array_get(doc, 0)),
                                  "18446744073709551616");
-                ck_assert_ptr_null(pyjson_bigint_digits(json_string("x")));
+                json_t *text = json_string("x");
+                ck_assert_ptr_null(pyjson_bigint_digits(text));
+                json_decref(text);
                 json_decref(doc);
         }
 }
