@@ -134,6 +134,10 @@ int bv__mpz_ratio_double(mpz_srcptr a, mpz_srcptr b, double *ret)
         shift = (int64_t)mpz_sizeinbase(a, 2) - (int64_t)mpz_sizeinbase(b, 2) - 55;
         if (shift > 1100) /* certainly beyond DBL_MAX */
                 return -1;
+        if (shift < -1200) { /* below 2**-1079: rounds to zero, without a huge shift */
+                *ret = neg ? -0.0 : 0.0;
+                return 0;
+        }
         mpz_inits(q, r, NULL);
         if (shift >= 0) {
                 mpz_abs(r, b);
