@@ -731,6 +731,8 @@ static const Case runtime_cases[] = {
          "Exceeds the limit (4300 digits) for integer string conversion: value has 4301 digits; "
          "use sys.set_int_max_str_digits() to increase the limit",
          2},
+        {"return range(2 ** 64)", NULL, "OverflowError",
+         "cannot fit 'int' into an index-sized integer", 1},
         {"return str(10 ** 4300)", NULL, "ValueError",
          "Exceeds the limit (4300 digits) for integer string conversion; use "
          "sys.set_int_max_str_digits() to increase the limit",
