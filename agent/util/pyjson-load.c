@@ -70,22 +70,38 @@ static bool is_big_integer(const char *s, size_t len)
         return memcmp(s + neg, neg ? "9223372036854775808" : "9223372036854775807", 19) > 0;
 }
 
-/* Collect the big integer tokens outside strings. Returns 0 or -ENOMEM. */
+/* The offset of the first c in text[from..len), or len. */
+static size_t find_byte(const char *text, size_t from, size_t len, char c)
+{
+        const char *p = from < len ? memchr(text + from, c, len - from) : NULL;
+
+        return p ? (size_t)(p - text) : len;
+}
+
+/* Collect the big integer tokens outside strings. Strings are skipped with
+ * memchr (a large plan is mostly one long string); each search starts past
+ * the last one found, so the scan stays linear. Returns 0 or -ENOMEM. */
 static int find_big(const char *text, size_t len, BigTokens *t)
 {
-        bool in_string = false;
+        size_t next_quote = 0, next_backslash = 0, i = 0;
 
-        for (size_t i = 0; i < len; i++) {
+        while (i < len) {
                 char c = text[i];
-                if (in_string) {
-                        if (c == '\\')
-                                i++;
-                        else if (c == '"')
-                                in_string = false;
-                        continue;
-                }
                 if (c == '"') {
-                        in_string = true;
+                        /* Inside a string: to its closing quote. */
+                        i++;
+                        for (;;) {
+                                if (next_quote < i)
+                                        next_quote = find_byte(text, i, len, '"');
+                                if (next_backslash < i)
+                                        next_backslash = find_byte(text, i, len, '\\');
+                                if (next_backslash < next_quote) {
+                                        i = next_backslash + 2;
+                                        continue;
+                                }
+                                i = next_quote + 1;
+                                break;
+                        }
                 } else if (c == '-' || (c >= '0' && c <= '9')) {
                         size_t j = i;
                         while (j < len && is_num_char(text[j]))
@@ -101,7 +117,9 @@ static int find_big(const char *text, size_t len, BigTokens *t)
                                 }
                                 t->tok[t->n++] = (BigToken){.start = i, .len = j - i};
                         }
-                        i = j - 1;
+                        i = j;
+                } else {
+                        i++;
                 }
         }
         return 0;
