@@ -8,7 +8,7 @@
 set -eu
 
 pkgs="${*:-gcc meson ninja-build pkg-config
-      librabbitmq-dev libyaml-dev libjansson-dev libuv1-dev check
+      librabbitmq-dev libyaml-dev libjansson-dev libuv1-dev libgmp-dev check
       libssl-dev libcurl4-openssl-dev
       clang libclang-rt-14-dev valgrind time
       rabbitmq-server openssl python3}"

@@ -98,6 +98,8 @@ static json_t *plain_scalar(Reader *r, const char *s, size_t len, size_t line)
                         goto refuse; /* PyYAML reads this as octal */
                 errno = 0;
                 v = strtoll(s, &end, 10);
+                if (errno == ERANGE && !*end) /* beyond 64 bits: util/pyjson.h */
+                        return pyjson_bigint_new(s + (s[0] == '+'), len - (s[0] == '+'));
                 if (errno || *end)
                         goto refuse;
                 return json_integer(v);
@@ -362,6 +364,8 @@ static json_t *mask_json(const json_t *v, const char *tmp)
 
         switch (json_typeof(v)) {
         case JSON_STRING: {
+                if (pyjson_bigint_digits(v))
+                        return json_deep_copy(v);
                 _cleanup_free_ char *s =
                         mask_text(json_string_value(v), json_string_length(v), tmp, &n);
                 return json_stringn(s, n);

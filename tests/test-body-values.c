@@ -135,6 +135,12 @@ static BodyValue *conv(json_t *j)
                 bv_unref(l);
                 return s;
         }
+        if (streq(tag, "$int")) {
+                BodyValue *r = NULL;
+                const char *t = json_string_value(x);
+                ck_assert_int_eq(bv_int_parse(&vm, t, strlen(t), 0, &r), 0);
+                return r;
+        }
         if (streq(tag, "$float"))
                 return bv_float_new(&vm, strtod(json_string_value(x), NULL));
         if (streq(tag, "$bunch")) {

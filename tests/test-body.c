@@ -442,8 +442,19 @@ START_TEST(test_unsupported)
 }
 END_TEST
 
-/* The evaluator. Deliberate differences from CPython: 64-bit integers
- * (OverflowError), imports beyond json and uuid, ResourceLimitError that no
+#define DIGITS_100                                                                                 \
+        "1111111111111111111111111111111111111111111111111111111111111111111111111111111111111111" \
+        "111"                                                                                      \
+        "111111111"
+#define DIGITS_1000                                                                                \
+        DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100    \
+                DIGITS_100 DIGITS_100
+#define BIG_LITERAL_4301                                                                           \
+        DIGITS_1000 DIGITS_1000 DIGITS_1000 DIGITS_1000 DIGITS_100 DIGITS_100 DIGITS_100 "1"
+
+/* The evaluator. Deliberate differences from CPython: the Body's budget
+ * (MemoryError, ResourceLimitError) for ints CPython would spend minutes or
+ * all its memory on, imports beyond json and uuid, ResourceLimitError that no
  * except clause catches, and ImportError's "(unknown location)". */
 static const Case runtime_cases[] = {
         {"return deploy(args.appName).stdout", "\"deploy:1\"", NULL, NULL, 0},
@@ -687,14 +698,47 @@ static const Case runtime_cases[] = {
          "[31, 15, 5, 1000, 1000.0, 0.0015, 0.5, 5.0, 0]", NULL, NULL, 0},
         {"return -9223372036854775808, 9223372036854775807",
          "[-9223372036854775808, 9223372036854775807]", NULL, NULL, 0},
-        {"return 9223372036854775808", NULL, "OverflowError",
-         "integer overflow: muranoagent's Body integers are 64-bit (-9223372036854775808 to "
-         "9223372036854775807)",
+        {"return 9223372036854775808", "9223372036854775808", NULL, NULL, 0},
+        {"return 2 ** 63", "9223372036854775808", NULL, NULL, 0},
+        {"return -9223372036854775809, 0x"
+         "ffffffffffffffffffffffffffffffffffffffff"
+         ", 1_000_000_000_000_000_000_000, 0b1"
+         "0000000000000000000000000000000000000000000000000000000000000000000000"
+         ", -(-9223372036854775808), 9223372036854775807 + 1 - 1",
+         "[-9223372036854775809, 1461501637330902918203684832716283019655932542975, "
+         "1000000000000000000000, 1180591620717411303424, 9223372036854775808, "
+         "9223372036854775807]",
+         NULL, NULL, 0},
+        {"x = 1\nreturn " BIG_LITERAL_4301, NULL, "SyntaxError",
+         "Exceeds the limit (4300 digits) for integer string conversion: value has 4301 digits; "
+         "use sys.set_int_max_str_digits() to increase the limit - Consider hexadecimal for huge "
+         "integer literals to avoid decimal conversion limits. (<string>, line 3)",
+         2},
+        {"x = 10 ** (10 ** 8)", NULL, "ResourceLimitError",
+         "Body exceeded the evaluation step limit (10000000)", 1},
+        {"x = 1 << (1 << 40)", NULL, "MemoryError",
+         "Body exceeded its memory limit (268435456 bytes)", 1},
+        {"try:\n  x = 2 ** (2 ** 64)\nexcept MemoryError:\n  x = 0", NULL, "MemoryError",
+         "Body exceeded its memory limit (268435456 bytes)", 2},
+        {"import json\nreturn json.loads('[18446744073709551616, -1e2, {\"a\": "
+         "-99999999999999999999}]'), "
+         "json.dumps([2 ** 64, -2 ** 64])",
+         "[[18446744073709551616, -100.0, {\"a\": -99999999999999999999}], "
+         "\"[18446744073709551616, "
+         "-18446744073709551616]\"]",
+         NULL, NULL, 0},
+        {"import json\nreturn json.loads('1' * 4301)", NULL, "ValueError",
+         "Exceeds the limit (4300 digits) for integer string conversion: value has 4301 digits; "
+         "use sys.set_int_max_str_digits() to increase the limit",
+         2},
+        {"return range(2 ** 64)", NULL, "OverflowError",
+         "cannot fit 'int' into an index-sized integer", 1},
+        {"return str(10 ** 4300)", NULL, "ValueError",
+         "Exceeds the limit (4300 digits) for integer string conversion; use "
+         "sys.set_int_max_str_digits() to increase the limit",
          1},
-        {"return 2 ** 63", NULL, "OverflowError",
-         "integer overflow: muranoagent's Body integers are 64-bit (-9223372036854775808 to "
-         "9223372036854775807)",
-         1},
+        {"return len(str(10 ** 4299)), {2 ** 64: 'a', 2.0 ** 64: 'b', True: 'c', 1.0: 'd'}",
+         "[4300, {\"18446744073709551616\": \"b\", \"true\": \"d\"}]", NULL, NULL, 0},
         {"import json\nimport uuid\nreturn json.dumps({'a': [1, 2.5, None, True]}), "
          "len(uuid.uuid4().hex)",
          "[\"{\\\"a\\\": [1, 2.5, null, true]}\", 32]", NULL, NULL, 0},
@@ -1221,8 +1265,8 @@ START_TEST(test_large_copies_cost_steps)
          * loop would run for hours within 10000 steps. */
         lim.max_steps = 10000;
         clock_gettime(CLOCK_MONOTONIC, &t);
-        expect_error("s = 'x' * (1 << 20)\nwhile True:\n    t = s + s", &lim,
-                     "ResourceLimitError", "Body exceeded the evaluation step limit (10000)");
+        expect_error("s = 'x' * (1 << 20)\nwhile True:\n    t = s + s", &lim, "ResourceLimitError",
+                     "Body exceeded the evaluation step limit (10000)");
 }
 END_TEST
 

@@ -23,6 +23,16 @@
 #define PLANS     TEST_DATA_DIR "/plans/"
 #define REFERENCE TEST_DATA_DIR "/../../plans/reference/"
 
+#define DIGITS_100                                                                                 \
+        "1111111111111111111111111111111111111111111111111111111111111111111111111111111111111111" \
+        "111"                                                                                      \
+        "111111111"
+#define DIGITS_1000                                                                                \
+        DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100    \
+                DIGITS_100 DIGITS_100
+#define DIGITS_4301                                                                                \
+        DIGITS_1000 DIGITS_1000 DIGITS_1000 DIGITS_1000 DIGITS_100 DIGITS_100 DIGITS_100 "1"
+
 typedef int (*ParseFn)(const char *, size_t, const PlanLimits *, json_t **, PlanError *);
 
 static char *dumps(const json_t *v)
@@ -59,6 +69,48 @@ START_TEST(test_pairs)
 
                 ck_assert(json_equal(y, j));
                 ck_assert_str_eq(ys, js);
+        }
+}
+END_TEST
+
+/* Integers beyond 64 bits are kept exactly, in JSON and in YAML (the
+ * expected texts are json.dumps of json.loads and of PyYAML's safe_load). */
+START_TEST(test_big_integers)
+{
+        static const struct {
+                bool yaml;
+                const char *text, *dumps;
+        } cases[] = {
+                {false,
+                 "{\"a\": 123456789012345678901234567890, \"b\": [-9223372036854775809, "
+                 "9223372036854775808, 9223372036854775807, -9223372036854775808], \"c\": {\"d\": "
+                 "18446744073709551616}, \"e\": \"123456789012345678901234567890\", \"f\": 1e30, "
+                 "\"g\": -100000000000000000000}",
+                 "{\"a\": 123456789012345678901234567890, \"b\": [-9223372036854775809, "
+                 "9223372036854775808, 9223372036854775807, -9223372036854775808], \"c\": {\"d\": "
+                 "18446744073709551616}, \"e\": \"123456789012345678901234567890\", \"f\": 1e+30, "
+                 "\"g\": -100000000000000000000}"},
+                {true,
+                 "a: 9223372036854775808\nb: -9223372036854775809\nc: 0xffffffffffffffffff\nd: "
+                 "0b10000000000000000000000000000000000000000000000000000000000000000000000\ne: "
+                 "1_000_000_000_000_000_000_000\nf: 190:20:30:00:00:00:00:00:00:00:00:00\ng: "
+                 "0777777777777777777777777\nh: [+99999999999999999999]\n",
+                 "{\"a\": 9223372036854775808, \"b\": -9223372036854775809, \"c\": "
+                 "4722366482869645213695, \"d\": 1180591620717411303424, \"e\": "
+                 "1000000000000000000000, \"f\": 6905539630080000000000, \"g\": "
+                 "4722366482869645213695, \"h\": [99999999999999999999]}"},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_plan_error_ PlanError err = PLAN_ERROR_INIT;
+                _cleanup_json_ json_t *doc = NULL;
+                _cleanup_free_ char *text = NULL;
+                ParseFn fn = cases[i].yaml ? plan_parse_yaml : plan_parse_json;
+
+                ck_assert_msg(fn(cases[i].text, strlen(cases[i].text), NULL, &doc, &err) == 0,
+                              "case %zu: %s", i, err.message ? err.message : "");
+                text = dumps(doc);
+                ck_assert_str_eq(text, cases[i].dumps);
         }
 }
 END_TEST
@@ -253,10 +305,18 @@ static const struct {
         {false, "{\"a\": \"\\ud800\"}", 0,
          "Plan is not valid JSON: invalid Unicode '\\uD800' near '\"\\ud800\"' (line 1, column 14)",
          1, 14},
-        {false, "{\"a\": 123456789012345678901234567890}", 0,
-         "Integer out of range: 123456789012345678901234567890 (line 1, column 7)", 1, 7},
-        {false, "{\"a\": -9223372036854775809}", 0,
-         "Integer out of range: -9223372036854775809 (line 1, column 7)", 1, 7},
+        {false, "{\"a\": " DIGITS_4301 "}", 0,
+         "Integer has more than 4300 digits: 1111111111111111111111111111111111111... (line 1, "
+         "column 7)",
+         1, 7},
+        {false, "{\"a\":\n [-" DIGITS_4301 "]}", 0,
+         "Integer has more than 4300 digits: -111111111111111111111111111111111111... (line 2, "
+         "column 3)",
+         2, 3},
+        {false, "{\"a\": 12345678901234567890123x}", 0,
+         "Plan is not valid JSON: '}' expected near 'x' (line 1, column 30)", 1, 30},
+        {false, "{12345678901234567890123: 1}", 0,
+         "Plan is not valid JSON: string or '}' expected near '0' (line 1, column 2)", 1, 2},
         {false, "{\"a\": 1e999}", 0, "Number out of range: 1e999 (line 1, column 7)", 1, 7},
         {false, "{\"a\": NaN}", 0,
          "Plan is not valid JSON: invalid token near 'NaN' (line 1, column 9)", 1, 9},
@@ -325,14 +385,12 @@ static const struct {
          1, 4},
         {true, "a: !!bool maybe\n", 0,
          "Plan has an invalid !!bool value 'maybe' (line 1, column 4)", 1, 4},
-        {true, "a: 9223372036854775808\n", 0,
-         "Integer out of range: 9223372036854775808 (line 1, column 4)", 1, 4},
-        {true, "a: -9223372036854775809\n", 0,
-         "Integer out of range: -9223372036854775809 (line 1, column 4)", 1, 4},
-        {true, "a: 0xffffffffffffffffff\n", 0,
-         "Integer out of range: 0xffffffffffffffffff (line 1, column 4)", 1, 4},
-        {true, "a: 99999999999999999999999999999999999999999999999999\n", 0,
-         "Integer out of range: 9999999999999999999999999999999999999... (line 1, column 4)", 1, 4},
+        {true, "9223372036854775808: 1\n", 0,
+         "Integer out of range: 9223372036854775808 (line 1, column 1)", 1, 1},
+        {true, "a: " DIGITS_4301 "\n", 0,
+         "Integer has more than 4300 digits: 1111111111111111111111111111111111111... (line 1, "
+         "column 4)",
+         1, 4},
         {true, "a: .inf\n", 0,
          "Plan has a number that JSON cannot carry: '.inf' (line 1, column 4)", 1, 4},
         {true, "a: [1, .NaN]\n", 0,
@@ -663,6 +721,7 @@ static Suite *plan_suite(void)
         TCase *tr = tcase_create("robust");
 
         tcase_add_test(tc, test_pairs);
+        tcase_add_test(tc, test_big_integers);
         tcase_add_test(tc, test_yaml_matches_wire);
         tcase_add_loop_test(tc, test_scalar, 0, (int)ELEMENTSOF(scalars));
         tcase_add_loop_test(tc, test_errors, 0, (int)ELEMENTSOF(errors));

@@ -79,12 +79,14 @@ static char *dumps_with(const char *json_text, PyJsonOptions opt)
 
 START_TEST(test_dumps_default)
 {
-        char *s = dumps_with("{\"a\":[1,\"\\u00e9\\u2028\\ud83d\\ude00\\u007f\\u0000\\n\\t\\\"\\\\\"],"
-                             "\"b\":{},\"c\":[],\"d\":null,\"e\":true,\"f\":false,\"g\":1.0}",
-                             PYJSON_DEFAULTS);
-        ck_assert_str_eq(s, "{\"a\": [1, \"\\u00e9\\u2028\\ud83d\\ude00\\u007f\\u0000\\n\\t\\\"\\\\\"], "
-                            "\"b\": {}, \"c\": [], \"d\": null, \"e\": true, \"f\": false, "
-                            "\"g\": 1.0}");
+        char *s = dumps_with(
+                "{\"a\":[1,\"\\u00e9\\u2028\\ud83d\\ude00\\u007f\\u0000\\n\\t\\\"\\\\\"],"
+                "\"b\":{},\"c\":[],\"d\":null,\"e\":true,\"f\":false,\"g\":1.0}",
+                PYJSON_DEFAULTS);
+        ck_assert_str_eq(
+                s, "{\"a\": [1, \"\\u00e9\\u2028\\ud83d\\ude00\\u007f\\u0000\\n\\t\\\"\\\\\"], "
+                   "\"b\": {}, \"c\": [], \"d\": null, \"e\": true, \"f\": false, "
+                   "\"g\": 1.0}");
         free(s);
 }
 END_TEST
@@ -151,6 +153,95 @@ START_TEST(test_buffer_limit)
 }
 END_TEST
 
+/* Integers beyond 64 bits: read exactly (json.loads), written back as
+ * json.dumps writes them, errors where jansson would put them. */
+START_TEST(test_bigint_round_trip)
+{
+        static const char *const texts[] = {
+                "[9223372036854775807, -9223372036854775808, 9223372036854775808, "
+                "-9223372036854775809, 18446744073709551616]",
+                "{\"a\": {\"b\": [123456789012345678901234567890, "
+                "\"123456789012345678901234567890\", "
+                "1.5e+30]}, \"c\": -99999999999999999999999}",
+                "123456789012345678901234567890",
+                "[\"12345678901234567890123 \\\" 99999999999999999999\", 99999999999999999999]",
+        };
+
+        for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+                json_error_t err;
+                json_t *doc = pyjson_loadb(texts[i], strlen(texts[i]), JSON_DECODE_ANY, &err);
+                char *out = NULL;
+
+                ck_assert_msg(doc != NULL, "%s: %s", texts[i], err.text);
+                ck_assert_int_eq(pyjson_dumps(doc, &out), 0);
+                ck_assert_str_eq(out, texts[i]);
+                free(out);
+                json_decref(doc);
+        }
+        {
+                json_t *doc = pyjson_loadb("[18446744073709551616]", 22, 0, NULL);
+                ck_assert_str_eq(pyjson_bigint_digits(json_array_get(doc, 0)),
+                                 "18446744073709551616");
+                json_t *text = json_string("x");
+                ck_assert_ptr_null(pyjson_bigint_digits(text));
+                json_decref(text);
+                json_decref(doc);
+        }
+}
+END_TEST
+
+START_TEST(test_bigint_errors)
+{
+        static const struct {
+                const char *text;
+                size_t flags;
+                const char *error;
+                int line, column;
+        } cases[] = {
+                /* A syntax error is the text's own, at its own place. */
+                {"[12345678901234567890123,]", 0, "unexpected token near ']'", 1, 26},
+                {"{12345678901234567890123: 1}", 0, "string or '}' expected near '0'", 1, 2},
+                {"[1e999]", 0, "real number overflow near '1e999'", 1, 6},
+                {"[18446744073709551616, \"\\u0000\"]", 0,
+                 "\\u0000 is not allowed without JSON_ALLOW_NUL near '\"\\u0000\"'", 1, 31},
+                {"[18446744073709551616, \"\\u0000\"]", JSON_ALLOW_NUL,
+                 "integers beyond 64 bits cannot be read from a text that also holds \\u0000 "
+                 "escapes",
+                 1, 2},
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                json_error_t err;
+                json_t *doc =
+                        pyjson_loadb(cases[i].text, strlen(cases[i].text), cases[i].flags, &err);
+                ck_assert_ptr_null(doc);
+                ck_assert_str_eq(err.text, cases[i].error);
+                ck_assert_int_eq(err.line, cases[i].line);
+                ck_assert_int_eq(err.column, cases[i].column);
+        }
+        {
+                /* CPython's limit: 4300 digits are read, 4301 are not. */
+                char text[4400];
+                json_error_t err;
+                json_t *doc;
+
+                memset(text, '7', 4300);
+                text[4300] = '\0';
+                doc = pyjson_loadb(text, 4300, JSON_DECODE_ANY, &err);
+                ck_assert_ptr_nonnull(doc);
+                ck_assert_uint_eq(strlen(pyjson_bigint_digits(doc)), 4300);
+                json_decref(doc);
+                text[4300] = '7';
+                text[4301] = '\0';
+                ck_assert_ptr_null(pyjson_loadb(text, 4301, JSON_DECODE_ANY, &err));
+                ck_assert_str_eq(err.text, "Exceeds the limit (4300 digits) for integer string "
+                                           "conversion: value has 4301 digits");
+                ck_assert_int_eq(json_error_code(&err), json_error_numeric_overflow);
+                ck_assert_int_eq(err.position, 4301);
+        }
+}
+END_TEST
+
 START_TEST(test_utf8)
 {
         uint32_t cp;
@@ -177,7 +268,8 @@ static Suite *pyjson_suite(void)
         Suite *s = suite_create("pyjson");
         TCase *tc = tcase_create("core");
 
-        tcase_add_loop_test(tc, test_float_repr, 0, (int)(sizeof(float_cases) / sizeof(float_cases[0])));
+        tcase_add_loop_test(tc, test_float_repr, 0,
+                            (int)(sizeof(float_cases) / sizeof(float_cases[0])));
         tcase_add_test(tc, test_float_special);
         tcase_add_test(tc, test_dumps_default);
         tcase_add_test(tc, test_dumps_indent_sorted);
@@ -185,6 +277,8 @@ static Suite *pyjson_suite(void)
         tcase_add_test(tc, test_insertion_order);
         tcase_add_test(tc, test_buffer_limit);
         tcase_add_test(tc, test_utf8);
+        tcase_add_test(tc, test_bigint_round_trip);
+        tcase_add_test(tc, test_bigint_errors);
         suite_add_tcase(s, tc);
         return s;
 }

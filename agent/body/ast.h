@@ -82,7 +82,7 @@ typedef enum AstExprKind {
         AST_FALSE,
         AST_ELLIPSIS,
         AST_INT,
-        AST_BIGINT, /* an integer literal beyond int64: OverflowError when evaluated */
+        AST_BIGINT, /* an integer literal beyond int64: its text in str */
         AST_FLOAT,
         AST_STR,
         AST_FSTRING, /* parts: AST_STR and AST_FVALUE */

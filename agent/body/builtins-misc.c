@@ -41,8 +41,8 @@ BUILTIN(b_abs)
                 return bv_float_new(vm, fabs(x->f));
         if (bv__is_intlike(x)) {
                 int64_t i = bv__int_of(x);
-                if (i == INT64_MIN)
-                        return bv__overflow(vm);
+                if (bv__is_big(x) || i == INT64_MIN)
+                        return i >= 0 ? bv_ref(x) : bv__int_unop_big(vm, BV_OP_NEG, x);
                 return bv_int_new(vm, i < 0 ? -i : i);
         }
         return bv_raise(vm, BV_EXC_TYPE_ERROR, "bad operand type for abs(): '%s'", bv_type_name(x));
@@ -120,7 +120,7 @@ BUILTIN(b_round)
 {
         static const char *const names[] = {"number", "ndigits"};
         BodyValue *a[2];
-        int64_t nd, i;
+        int64_t nd;
 
         if (bv__parse_args(vm, "round", args, n, kwargs, names, 2, 1, 2, a) < 0)
                 return NULL;
@@ -129,29 +129,14 @@ BUILTIN(b_round)
                                 bv_type_name(a[0]));
         if (!a[1] || a[1]->kind == BV_NONE) {
                 if (a[0]->kind != BV_FLOAT)
-                        return bv_int_new(vm, bv__int_of(a[0]));
-                if (bv__double_to_int(vm, nearbyint(a[0]->f), &i) < 0)
-                        return NULL;
-                return bv_int_new(vm, i);
+                        return a[0]->kind == BV_INT ? bv_ref(a[0]) : bv_int_new(vm, a[0]->b);
+                return bv__int_from_double(vm, nearbyint(a[0]->f));
         }
         if (bv__as_index(vm, a[1], NULL, &nd) < 0)
                 return NULL;
         if (a[0]->kind == BV_FLOAT)
                 return round_float(vm, a[0]->f, nd);
-        i = bv__int_of(a[0]);
-        if (nd >= 0)
-                return bv_int_new(vm, i);
-        {
-                char digits[40];
-                snprintf(digits, sizeof(digits), "%" PRIu64,
-                         i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i);
-                round_digits(digits, nd < -25 ? 30 : (size_t)-nd, false);
-                if (strlen(digits) > 19 ||
-                    (strlen(digits) == 19 && strcmp(digits, "9223372036854775807") > 0))
-                        return bv__overflow(vm);
-                i = i < 0 ? -strtoll(digits, NULL, 10) : strtoll(digits, NULL, 10);
-                return bv_int_new(vm, i);
-        }
+        return bv__int_round(vm, a[0], nd);
 }
 
 BUILTIN(b_hash)
@@ -206,8 +191,24 @@ static BodyValue *int_text(BodyVM *vm, BodyValue **args, size_t n, BodyValue *kw
         int64_t i;
         uint64_t u;
 
-        if (bv__check_args(vm, name, n, kwargs, 1, 1) < 0 ||
-            bv__as_index(vm, args[0], NULL, &i) < 0)
+        if (bv__check_args(vm, name, n, kwargs, 1, 1) < 0)
+                return NULL;
+        if (bv__is_big(args[0])) {
+                _cleanup_strbuf_ StrBuf b = bv__buf(vm);
+                bool neg;
+                int r = 0;
+                if (bv__int_digits(vm, args[0], 1u << bits, false, &b, &neg) < 0)
+                        return NULL;
+                {
+                        _cleanup_strbuf_ StrBuf t = bv__buf(vm);
+                        if ((neg && (r = strbuf_putc(&t, '-')) < 0) ||
+                            (r = strbuf_putc(&t, '0')) < 0 || (r = strbuf_putc(&t, prefix)) < 0 ||
+                            (r = strbuf_append(&t, b.data, b.len)) < 0)
+                                return bv__buf_error(vm, r), NULL;
+                        return bv_str_from_buf(vm, &t);
+                }
+        }
+        if (bv__as_index(vm, args[0], NULL, &i) < 0)
                 return NULL;
         u = i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i;
         *--p = '\0';
@@ -414,6 +415,8 @@ BUILTIN(b_pow)
         if (!bv__is_intlike(a[0]) || !bv__is_intlike(a[1]) || !bv__is_intlike(a[2]))
                 return bv_raise(vm, BV_EXC_TYPE_ERROR,
                                 "pow() 3rd argument not allowed unless all arguments are integers");
+        if (bv__is_big(a[0]) || bv__is_big(a[1]) || bv__is_big(a[2]) || bv__int_of(a[1]) < 0)
+                return bv__int_powmod(vm, a[0], a[1], a[2]);
         base = bv__int_of(a[0]);
         exp = bv__int_of(a[1]);
         mod = bv__int_of(a[2]);

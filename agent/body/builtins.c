@@ -122,7 +122,7 @@ BodyValue *bv__type_call_int(BodyVM *vm, BodyValue *self, BodyValue **args, size
 {
         static const char *const names[] = {"x", "base"};
         BodyValue *a[2];
-        int64_t base = 10, i;
+        int64_t base = 10;
 
         if (bv__parse_args(vm, "int", args, n, kwargs, names, 2, 0, 2, a) < 0)
                 return NULL;
@@ -147,18 +147,18 @@ BodyValue *bv__type_call_int(BodyVM *vm, BodyValue *self, BodyValue **args, size
         case BV_BOOL:
                 return bv_int_new(vm, a[0]->b);
         case BV_FLOAT:
-                if (bv__double_to_int(vm, a[0]->f, &i) < 0)
-                        return NULL;
-                return bv_int_new(vm, i);
-        case BV_STR:
-                switch (bv__parse_int(a[0]->str.data, a[0]->str.len, (int)base, &i)) {
+                return bv__int_from_double(vm, a[0]->f);
+        case BV_STR: {
+                BodyValue *r = NULL;
+                switch (bv_int_parse(vm, a[0]->str.data, a[0]->str.len, (int)base, &r)) {
                 case 0:
-                        return bv_int_new(vm, i);
-                case -2:
-                        return bv__overflow(vm);
-                default:
+                        return r;
+                case 1:
                         return bad_int_literal(vm, a[0], (int)base);
+                default:
+                        return NULL;
                 }
+        }
         default:
                 return bv_raise(vm, BV_EXC_TYPE_ERROR,
                                 "int() argument must be a string, a bytes-like object or a real "
@@ -241,8 +241,11 @@ BodyValue *bv__type_call_float(BodyVM *vm, BodyValue *self, BodyValue **args, si
         x = args[0];
         if (x->kind == BV_FLOAT)
                 return bv_ref(x);
-        if (bv__is_intlike(x))
-                return bv_float_new(vm, (double)bv__int_of(x));
+        if (bv__is_intlike(x)) {
+                if (bv__int_to_double(vm, x, &d) < 0)
+                        return NULL;
+                return bv_float_new(vm, d);
+        }
         if (x->kind == BV_STR) {
                 if (parse_float(x->str.data, x->str.len, &d))
                         return bv_float_new(vm, d);

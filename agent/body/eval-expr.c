@@ -290,10 +290,14 @@ static BodyValue *constant(Eval *ev, const AstExpr *e)
                 return bv_float_new(vm, e->f);
         case AST_STR:
                 return bv_str_new(vm, e->str.s, e->str.len);
-        case AST_BIGINT:
-                return bv_raise(vm, BV_EXC_OVERFLOW_ERROR,
-                                "integer overflow: muranoagent's Body integers are 64-bit "
-                                "(-9223372036854775808 to 9223372036854775807)");
+        case AST_BIGINT: {
+                /* The literal's text, checked by the lexer: base prefix,
+                 * digits and underscores, within the digit limit. */
+                BodyValue *r = NULL;
+                if (bv_int_parse(vm, e->str.s, e->str.len, 0, &r) > 0)
+                        return bv_raise(vm, BV_EXC_SYSTEM_ERROR, "bad integer literal");
+                return r;
+        }
         default:
                 return bv_raise(vm, BV_EXC_SYSTEM_ERROR, "unexpected constant");
         }

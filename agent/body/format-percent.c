@@ -63,6 +63,29 @@ static const char *sign_of(const PctSpec *sp, bool negative)
         return negative ? "-" : sp->plus ? "+" : sp->space ? " " : "";
 }
 
+static const char *int_prefix(const PctSpec *sp, unsigned base)
+{
+        return !sp->alt || base == 10 ? "" : base == 8 ? "0o" : sp->type == 'x' ? "0x" : "0X";
+}
+
+/* %d %x %o of an int beyond int64. */
+static int put_big_int(BodyVM *vm, const PctSpec *sp, BodyValue *v, unsigned base, StrBuf *out)
+{
+        _cleanup_strbuf_ StrBuf digits = bv__buf(vm);
+        _cleanup_strbuf_ StrBuf head = STRBUF_INIT;
+        bool neg;
+        int r;
+
+        /* The precision is a minimum number of digits; a big int has more
+         * digits than any precision put_int() honours. */
+        if (bv__int_digits(vm, v, base, sp->type == 'X', &digits, &neg) < 0)
+                return -1;
+        r = strbuf_printf(&head, "%s%s", sign_of(sp, neg), int_prefix(sp, base));
+        if (r < 0)
+                return bv__buf_error(vm, r);
+        return put_padded(vm, sp, head.data ? head.data : "", digits.data, digits.len, true, out);
+}
+
 static int put_int(BodyVM *vm, const PctSpec *sp, BodyValue *v, StrBuf *out)
 {
         char digits[80], *p = digits + sizeof(digits) - 1, head[8];
@@ -70,17 +93,21 @@ static int put_int(BodyVM *vm, const PctSpec *sp, BodyValue *v, StrBuf *out)
         int64_t i;
         uint64_t u;
         size_t nd;
+        _cleanup_bv_ BodyValue *conv = NULL;
 
-        if (bv__is_intlike(v)) {
-                i = bv__int_of(v);
-        } else if (v->kind == BV_FLOAT && base == 10) {
-                if (bv__double_to_int(vm, v->f, &i) < 0)
+        if (v->kind == BV_FLOAT && base == 10) {
+                conv = bv__int_from_double(vm, v->f);
+                if (!conv)
                         return -1;
-        } else {
+                v = conv;
+        } else if (!bv__is_intlike(v)) {
                 bv_raise(vm, BV_EXC_TYPE_ERROR, "%%%c format: %s is required, not %s", sp->type,
                          base == 10 ? "a real number" : "an integer", bv_type_name(v));
                 return -1;
         }
+        if (bv__is_big(v))
+                return put_big_int(vm, sp, v, base, out);
+        i = bv__int_of(v);
         u = i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i;
         *p = '\0';
         do {
@@ -112,7 +139,8 @@ static int put_float(BodyVM *vm, const PctSpec *sp, BodyValue *v, StrBuf *out)
                 bv_raise(vm, BV_EXC_TYPE_ERROR, "must be real number, not %s", bv_type_name(v));
                 return -1;
         }
-        d = bv__double_of(v);
+        if (bv__int_to_double_any(vm, v, &d) < 0)
+                return -1;
         r = bv__print_float(&buf, sp->type, sp->alt,
                             (int)(sp->precision < 0      ? 6
                                   : sp->precision > 1000 ? 1000

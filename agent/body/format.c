@@ -281,6 +281,11 @@ static int format_int(BodyVM *vm, BodyValue *v, const Spec *sp, StrBuf *out)
                                  "Sign not allowed with integer format specifier 'c'");
                         return -1;
                 }
+                if (bv__is_big(v)) {
+                        bv_raise(vm, BV_EXC_OVERFLOW_ERROR,
+                                 "Python int too large to convert to C long");
+                        return -1;
+                }
                 if (i < 0 || i > 0x10ffff || (i >= 0xd800 && i <= 0xdfff)) {
                         bv_raise(vm, BV_EXC_OVERFLOW_ERROR, "%%c arg not in range(0x110000)");
                         return -1;
@@ -302,6 +307,13 @@ static int format_int(BodyVM *vm, BodyValue *v, const Spec *sp, StrBuf *out)
         if (sp->grouping && sp->type == 'n') {
                 bv_raise(vm, BV_EXC_VALUE_ERROR, "Cannot specify '%c' with 'n'.", sp->grouping);
                 return -1;
+        }
+        if (bv__is_big(v)) {
+                _cleanup_strbuf_ StrBuf big = bv__buf(vm);
+                bool neg;
+                if (bv__int_digits(vm, v, base, upper, &big, &neg) < 0)
+                        return -1;
+                return emit_number(vm, sp, neg, prefix, big.data, big.len, "", out);
         }
         do {
                 unsigned d = (unsigned)(u % base);
@@ -349,8 +361,11 @@ int bv__print_float(char **buf, char type, bool alt, int prec, double d)
 
 static int format_float(BodyVM *vm, BodyValue *v, const Spec *sp, StrBuf *out)
 {
-        double d = bv__double_of(v);
+        double d;
         int64_t prec = sp->precision;
+
+        if (bv__int_to_double_any(vm, v, &d) < 0)
+                return -1;
         char type = sp->type, rbuf[32];
         _cleanup_free_ char *buf = NULL;
         _cleanup_free_ char *rest = NULL;

@@ -271,6 +271,22 @@ int lexer_parse_number(const LexToken *tok, AstError *err, int64_t *ret_int, dou
          * literal itself must fit, as Python's int would. */
         if (v > (uint64_t)INT64_MAX)
                 big = true;
+        if (big && base == 10) {
+                /* CPython 3.11 refuses decimal literals beyond its int
+                 * conversion limit (sys.int_info.default_max_str_digits)
+                 * when compiling. */
+                size_t digits = 0;
+                for (size_t k = 0; k < n; k++)
+                        digits += s[k] != '_';
+                if (digits > 4300)
+                        return ast_error_set(
+                                err, AST_ERR_SYNTAX, tok->line,
+                                "Exceeds the limit (4300 digits) for integer string conversion: "
+                                "value has %zu digits; use sys.set_int_max_str_digits() to "
+                                "increase the limit - Consider hexadecimal for huge integer "
+                                "literals to avoid decimal conversion limits.",
+                                digits);
+        }
         *ret_big = big;
         /* The parser folds -(2**63) into INT64_MIN; mark that literal. */
         *ret_int = !big ? (int64_t)v : !wrapped && v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : 0;

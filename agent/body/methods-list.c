@@ -247,6 +247,10 @@ METHOD(m_bit_length)
 
         if (bv__check_args(vm, "bit_length", n, kwargs, 0, 0) < 0)
                 return NULL;
+        if (bv__is_big(self)) {
+                BvIntView t;
+                return bv_int_new(vm, (int64_t)mpz_sizeinbase(bv__int_view(self, &t), 2));
+        }
         i = bv__int_of(self);
         u = i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i;
         while (u) {

@@ -22,10 +22,21 @@ static AstExpr *number(Parser *p, const LexToken *t)
                                      t->line);
         if (!e)
                 return NULL;
-        if (kind == AST_FLOAT)
+        if (kind == AST_FLOAT) {
                 e->f = f;
-        else
+        } else if (big) {
+                char *s = ast_alloc(p->arena, t->len + 1);
+                if (!s) {
+                        parser_nomem(p);
+                        return NULL;
+                }
+                memcpy(s, t->start, t->len);
+                s[t->len] = '\0';
+                e->str.s = s;
+                e->str.len = t->len;
+        } else {
                 e->i = i;
+        }
         return e;
 }
 

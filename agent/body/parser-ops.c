@@ -266,16 +266,11 @@ static AstExpr *factor(Parser *p)
         parser_leave(p);
         if (!v)
                 return NULL;
-        /* -1 is a constant, and -9223372036854775808 fits in int64 although
-         * its digits alone do not. */
+        /* -1 is a constant. (-9223372036854775808 stays a negation of a
+         * big literal, which normalises to the int64 value.) */
         if (op == AST_OP_NEG && !(v->flags & AST_F_PARENS)) {
                 if (v->kind == AST_INT) {
                         v->i = -v->i;
-                        v->line = line;
-                        return v;
-                }
-                if (v->kind == AST_BIGINT && v->i == INT64_MIN) {
-                        v->kind = AST_INT;
                         v->line = line;
                         return v;
                 }

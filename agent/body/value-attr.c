@@ -207,7 +207,7 @@ BodyValue *bv_getattr(BodyVM *vm, BodyValue *obj, const char *name)
         case BV_INT:
         case BV_BOOL:
                 if (streq(name, "real") || streq(name, "numerator"))
-                        return bv_int_new(vm, bv__int_of(obj));
+                        return obj->kind == BV_INT ? bv_ref(obj) : bv_int_new(vm, obj->b);
                 if (streq(name, "imag"))
                         return bv_int_new(vm, 0);
                 if (streq(name, "denominator"))

@@ -1,7 +1,7 @@
 /* The arithmetic, bitwise and sequence operators, with Python's results
- * and Python's error messages. Integers are int64: every operation that
- * could leave that range checks with __builtin_*_overflow and raises
- * OverflowError (a documented difference: Python's ints are unbounded). */
+ * and Python's error messages. Integers take the int64 fast path here;
+ * whatever leaves int64 (an overflow, a big operand) goes to GMP in
+ * value-int.c, so ints are unbounded as Python's are. */
 #include "body/value-internal.h"
 
 #include <errno.h>
@@ -22,30 +22,41 @@ static void *unsupported(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b)
                         op == BV_OP_POW ? " or pow()" : "", bv_type_name(a), bv_type_name(b));
 }
 
-static BodyValue *int_result(BodyVM *vm, bool overflow, const int64_t *r)
+static BodyValue *float_binop(BodyVM *vm, BvBinOp op, BodyValue *av, BodyValue *bv, double a,
+                              double b);
+
+/* int ** negative int is a float power, as in CPython (long_pow). */
+static BodyValue *int_pow_negative(BodyVM *vm, BodyValue *av, BodyValue *bv)
 {
-        return overflow ? bv__overflow(vm) : bv_int_new(vm, *r);
+        double a, b;
+
+        if (bv__int_to_double(vm, av, &a) < 0 || bv__int_to_double(vm, bv, &b) < 0)
+                return NULL;
+        return float_binop(vm, BV_OP_POW, av, bv, a, b);
 }
 
-static BodyValue *int_pow(BodyVM *vm, int64_t base, int64_t exp)
+static BodyValue *int_pow(BodyVM *vm, BodyValue *av, BodyValue *bv)
 {
-        int64_t r = 1;
+        int64_t base = bv__int_of(av), exp = bv__int_of(bv), r = 1;
 
-        if (exp < 0) {
-                if (base == 0)
-                        return bv_raise(vm, BV_EXC_ZERO_DIVISION_ERROR,
-                                        "0.0 cannot be raised to a negative power");
-                return bv_float_new(vm, pow((double)base, (double)exp));
-        }
+        if (exp < 0)
+                return int_pow_negative(vm, av, bv);
         while (exp > 0) {
                 if (exp & 1)
                         if (__builtin_mul_overflow(r, base, &r))
-                                return bv__overflow(vm);
+                                return bv__int_binop_big(vm, BV_OP_POW, av, bv);
                 exp >>= 1;
                 if (exp > 0 && __builtin_mul_overflow(base, base, &base))
-                        return bv__overflow(vm);
+                        return bv__int_binop_big(vm, BV_OP_POW, av, bv);
         }
         return bv_int_new(vm, r);
+}
+
+/* Both magnitudes at most 2**53: the quotient of the two exact doubles is
+ * correctly rounded (CPython's fast path for int / int). */
+static bool exact_double(int64_t x)
+{
+        return x >= -(INT64_C(1) << 53) && x <= (INT64_C(1) << 53);
 }
 
 static BodyValue *int_binop(BodyVM *vm, BvBinOp op, BodyValue *av, BodyValue *bv)
@@ -53,16 +64,29 @@ static BodyValue *int_binop(BodyVM *vm, BvBinOp op, BodyValue *av, BodyValue *bv
         int64_t a = bv__int_of(av), b = bv__int_of(bv), r = 0;
         bool both_bool = av->kind == BV_BOOL && bv->kind == BV_BOOL;
 
+        if (bv__is_big(av) || bv__is_big(bv)) {
+                if (op == BV_OP_POW && b < 0)
+                        return int_pow_negative(vm, av, bv);
+                return bv__int_binop_big(vm, op, av, bv);
+        }
         switch (op) {
         case BV_OP_ADD:
-                return int_result(vm, __builtin_add_overflow(a, b, &r), &r);
+                if (__builtin_add_overflow(a, b, &r))
+                        return bv__int_binop_big(vm, op, av, bv);
+                return bv_int_new(vm, r);
         case BV_OP_SUB:
-                return int_result(vm, __builtin_sub_overflow(a, b, &r), &r);
+                if (__builtin_sub_overflow(a, b, &r))
+                        return bv__int_binop_big(vm, op, av, bv);
+                return bv_int_new(vm, r);
         case BV_OP_MUL:
-                return int_result(vm, __builtin_mul_overflow(a, b, &r), &r);
+                if (__builtin_mul_overflow(a, b, &r))
+                        return bv__int_binop_big(vm, op, av, bv);
+                return bv_int_new(vm, r);
         case BV_OP_TRUEDIV:
                 if (b == 0)
                         return bv_raise(vm, BV_EXC_ZERO_DIVISION_ERROR, "division by zero");
+                if (!exact_double(a) || !exact_double(b))
+                        return bv__int_binop_big(vm, op, av, bv);
                 return bv_float_new(vm, (double)a / (double)b);
         case BV_OP_FLOORDIV:
         case BV_OP_MOD: {
@@ -74,7 +98,7 @@ static BodyValue *int_binop(BodyVM *vm, BvBinOp op, BodyValue *av, BodyValue *bv
                 if (a == INT64_MIN && b == -1) {
                         if (op == BV_OP_MOD)
                                 return bv_int_new(vm, 0);
-                        return bv__overflow(vm);
+                        return bv__int_binop_big(vm, op, av, bv);
                 }
                 q = a / b;
                 m = a % b;
@@ -85,17 +109,17 @@ static BodyValue *int_binop(BodyVM *vm, BvBinOp op, BodyValue *av, BodyValue *bv
                 return bv_int_new(vm, op == BV_OP_MOD ? m : q);
         }
         case BV_OP_POW:
-                return int_pow(vm, a, b);
+                return int_pow(vm, av, bv);
         case BV_OP_LSHIFT:
                 if (b < 0)
                         return bv_raise(vm, BV_EXC_VALUE_ERROR, "negative shift count");
                 if (a == 0)
                         return bv_int_new(vm, 0);
                 if (b >= 63)
-                        return bv__overflow(vm);
+                        return bv__int_binop_big(vm, op, av, bv);
                 r = (int64_t)((uint64_t)a << b);
                 if ((r >> b) != a)
-                        return bv__overflow(vm);
+                        return bv__int_binop_big(vm, op, av, bv);
                 return bv_int_new(vm, r);
         case BV_OP_RSHIFT:
                 if (b < 0)
@@ -111,9 +135,10 @@ static BodyValue *int_binop(BodyVM *vm, BvBinOp op, BodyValue *av, BodyValue *bv
         return unsupported(vm, op, av, bv);
 }
 
-static BodyValue *float_binop(BodyVM *vm, BvBinOp op, BodyValue *av, BodyValue *bv)
+static BodyValue *float_binop(BodyVM *vm, BvBinOp op, BodyValue *av, BodyValue *bv, double a,
+                              double b)
 {
-        double a = bv__double_of(av), b = bv__double_of(bv), r;
+        double r;
 
         switch (op) {
         case BV_OP_ADD:
@@ -293,9 +318,13 @@ BodyValue *bv_binop(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b)
         if (bv__is_intlike(a) && bv__is_intlike(b))
                 return int_binop(vm, op, a, b);
         if (bv__is_number(a) && bv__is_number(b)) {
+                double x, y;
                 if (op >= BV_OP_LSHIFT)
                         return unsupported(vm, op, a, b);
-                return float_binop(vm, op, a, b);
+                /* A huge int meets a float: CPython converts it first. */
+                if (bv__int_to_double_any(vm, a, &x) < 0 || bv__int_to_double_any(vm, b, &y) < 0)
+                        return NULL;
+                return float_binop(vm, op, a, b, x, y);
         }
         switch (op) {
         case BV_OP_ADD:
@@ -314,6 +343,8 @@ BodyValue *bv_binop(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b)
                                 return bv_raise(vm, BV_EXC_TYPE_ERROR,
                                                 "can't multiply sequence by non-int of type '%s'",
                                                 bv_type_name(count));
+                        if (bv__is_big(count))
+                                return bv__index_overflow(vm);
                         return repeat(vm, seq, bv__int_of(count));
                 }
                 break;
@@ -361,6 +392,8 @@ BodyValue *bv_binop_inplace(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b)
                 return bv_ref(a);
         }
         if (a->kind == BV_LIST && op == BV_OP_MUL && bv__is_intlike(b)) {
+                if (bv__is_big(b))
+                        return bv__index_overflow(vm);
                 _cleanup_bv_ BodyValue *r = repeat(vm, a, bv__int_of(b));
                 if (!r)
                         return NULL;
@@ -405,10 +438,10 @@ BodyValue *bv_unop(BodyVM *vm, BvUnaryOp op, BodyValue *a)
                 return bv_bool(!bv_truthy(a));
         if (bv__is_intlike(a)) {
                 int64_t i = bv__int_of(a);
+                if (bv__is_big(a) || (op == BV_OP_NEG && i == INT64_MIN))
+                        return op == BV_OP_POS ? bv_ref(a) : bv__int_unop_big(vm, op, a);
                 switch (op) {
                 case BV_OP_NEG:
-                        if (i == INT64_MIN)
-                                return bv__overflow(vm);
                         return bv_int_new(vm, -i);
                 case BV_OP_POS:
                         return bv_int_new(vm, i);

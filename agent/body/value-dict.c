@@ -60,6 +60,33 @@ static uint64_t hash_int(BodyVM *vm, int64_t i)
         return siphash13(vm->hash_key, &i, sizeof(i));
 }
 
+/* An int beyond int64 hashes its limbs and sign; an integral float beyond
+ * int64 hashes as the equal int, so that 2**64 == 2.0**64 are one key. */
+static uint64_t hash_big(BodyVM *vm, const BodyValue *v)
+{
+        const void *data;
+        size_t len;
+        uint64_t neg = bv__int_hash_words(v, &data, &len);
+
+        return siphash13(vm->hash_key, data, len) ^ (neg * 0x9e3779b97f4a7c15ULL);
+}
+
+static uint64_t hash_big_double(BodyVM *vm, double f)
+{
+        mpz_t z;
+        uint64_t h;
+
+        mpz_init_set_d(z, f);
+        {
+                BodyValue tmp = {.kind = BV_INT, .big = true};
+                tmp.z.limbs = (mp_limb_t *)mpz_limbs_read(z);
+                tmp.z.size = mpz_sgn(z) < 0 ? -(mp_size_t)mpz_size(z) : (mp_size_t)mpz_size(z);
+                h = hash_big(vm, &tmp);
+        }
+        mpz_clear(z);
+        return h;
+}
+
 static uint64_t hash_ptr(BodyVM *vm, const void *p)
 {
         uintptr_t u = (uintptr_t)p;
@@ -76,12 +103,14 @@ int bv_hash(BodyVM *vm, BodyValue *v, uint64_t *ret)
                 break;
         case BV_BOOL:
         case BV_INT:
-                h = hash_int(vm, bv__int_of(v));
+                h = bv__is_big(v) ? hash_big(vm, v) : hash_int(vm, bv__int_of(v));
                 break;
         case BV_FLOAT: {
                 double f = v->f;
                 if (f == floor(f) && f >= -0x1p63 && f < 0x1p63) {
                         h = hash_int(vm, (int64_t)f);
+                } else if (isfinite(f) && f == floor(f)) {
+                        h = hash_big_double(vm, f);
                 } else {
                         uint64_t bits;
                         memcpy(&bits, &f, sizeof(bits));

@@ -75,10 +75,23 @@ static inline bool bv__is_number(const BodyValue *v)
 {
         return v->kind == BV_INT || v->kind == BV_BOOL || v->kind == BV_FLOAT;
 }
+static inline bool bv__is_big(const BodyValue *v)
+{
+        return v->kind == BV_INT && v->big;
+}
+/* The int64 value of an int or bool. An int beyond int64 saturates to
+ * INT64_MIN or INT64_MAX, which is what a count, a slice bound or a width
+ * wants; code that needs the exact value checks bv__is_big() first. */
 static inline int64_t bv__int_of(const BodyValue *v)
 {
-        return v->kind == BV_BOOL ? (int64_t)v->b : v->i;
+        if (v->kind == BV_BOOL)
+                return (int64_t)v->b;
+        if (v->big)
+                return v->z.size < 0 ? INT64_MIN : INT64_MAX;
+        return v->i;
 }
+/* The double of a number for code that has already handled big ints
+ * (bv__int_to_double() raises OverflowError for those). */
 static inline double bv__double_of(const BodyValue *v)
 {
         return v->kind == BV_FLOAT ? v->f : (double)bv__int_of(v);
@@ -88,6 +101,9 @@ static inline double bv__double_of(const BodyValue *v)
  * interpreted as an integer"). */
 int bv__as_index(BodyVM *vm, BodyValue *v, const char *what, int64_t *ret);
 void *bv__overflow(BodyVM *vm);
+/* OverflowError "cannot fit 'int' into an index-sized integer": a count
+ * or size beyond int64. */
+void *bv__index_overflow(BodyVM *vm);
 /* int(d) for a finite double, OverflowError beyond int64. */
 int bv__double_to_int(BodyVM *vm, double d, int64_t *ret);
 /* Python's float floor-division and modulo. */
@@ -98,6 +114,61 @@ int bv__num_cmp(const BodyValue *a, const BodyValue *b);
 /* Parse an int literal as int() does (whitespace, sign, underscores,
  * base prefixes). 0, -1 for invalid (no exception), -2 for overflow. */
 int bv__parse_int(const char *s, size_t len, int base, int64_t *ret);
+
+/* ---- integers beyond int64 (value-int.c) ---- */
+
+/* CPython 3.11's sys.int_info.default_max_str_digits. */
+#define BV_INT_MAX_STR_DIGITS 4300
+
+/* A read-only GMP view of an int or bool: valid while v and t live. */
+typedef struct BvIntView {
+        mpz_t z;
+        mp_limb_t buf[2];
+} BvIntView;
+mpz_srcptr bv__int_view(const BodyValue *v, BvIntView *t);
+bool bv__mpz_get_int64(mpz_srcptr z, int64_t *ret);
+/* The value of z, small when it fits in int64. */
+BodyValue *bv__int_from_mpz(BodyVM *vm, mpz_srcptr z);
+/* Charge n steps at once: 0, or -1 with ResourceLimitError pending. */
+int bv__steps_charge(BodyVM *vm, uint64_t n);
+/* Check that a result of `bits` bits fits the memory budget and charge the
+ * steps GMP will spend on it (superlinear: a product, quotient or power). */
+int bv__int_budget(BodyVM *vm, uint64_t bits, bool superlinear);
+/* a / b correctly rounded (CPython's int true division); -1 on overflow. */
+int bv__mpz_ratio_double(mpz_srcptr a, mpz_srcptr b, double *ret);
+/* float(v) for an int or bool: OverflowError "int too large to convert
+ * to float". */
+int bv__int_to_double(BodyVM *vm, const BodyValue *v, double *ret);
+/* int(d), truncating, unbounded: ValueError for NaN, OverflowError for
+ * infinities. */
+BodyValue *bv__int_from_double(BodyVM *vm, double d);
+/* Exact comparisons: -1, 0, 1 (2 when f is NaN). */
+int bv__int_cmp_double(const BodyValue *v, double f);
+int bv__int_cmp(const BodyValue *a, const BodyValue *b);
+/* The digits of |v| in base (2, 8, 10, 16) appended to out; *ret_neg is
+ * the sign. Decimal beyond 4300 digits is CPython's ValueError. */
+int bv__int_digits(BodyVM *vm, const BodyValue *v, unsigned base, bool upper, StrBuf *out,
+                   bool *ret_neg);
+/* str(v) of an int or bool appended to out. */
+int bv__int_str(BodyVM *vm, const BodyValue *v, StrBuf *out);
+/* The bytes a big int hashes (its limbs); returns its sign bit. */
+uint64_t bv__int_hash_words(const BodyValue *v, const void **ret_data, size_t *ret_len);
+/* The arithmetic of ints outside the int64 fast path, and of -x, ~x,
+ * abs(x) (op BV_OP_POS) and pow(b, e, m). POW takes e >= 0 only. */
+BodyValue *bv__int_binop_big(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b);
+BodyValue *bv__int_unop_big(BodyVM *vm, BvUnaryOp op, BodyValue *v);
+BodyValue *bv__int_powmod(BodyVM *vm, BodyValue *b, BodyValue *e, BodyValue *m);
+/* round(x, nd) for an int or bool x: half to even at 10**-nd. */
+BodyValue *bv__int_round(BodyVM *vm, BodyValue *x, int64_t nd);
+/* float(v) of any number (int, bool, float). */
+static inline int bv__int_to_double_any(BodyVM *vm, const BodyValue *v, double *ret)
+{
+        if (v->kind == BV_FLOAT) {
+                *ret = v->f;
+                return 0;
+        }
+        return bv__int_to_double(vm, v, ret);
+}
 
 /* ---- strings (methods-str.c, value-item.c) ---- */
 

@@ -235,6 +235,9 @@ BodyValue *bv_getitem(BodyVM *vm, BodyValue *obj, BodyValue *key)
                         return bv_raise(vm, BV_EXC_TYPE_ERROR,
                                         "string indices must be integers, not '%s'",
                                         bv_type_name(key));
+                if (bv__is_big(key))
+                        return bv_raise(vm, BV_EXC_INDEX_ERROR,
+                                        "cannot fit 'int' into an index-sized integer");
                 i = bv__int_of(key);
                 if (!norm_index(&i, obj->str.cplen))
                         return bv_raise(vm, BV_EXC_INDEX_ERROR, "string index out of range");
@@ -261,6 +264,8 @@ BodyValue *bv_getitem(BodyVM *vm, BodyValue *obj, BodyValue *key)
                                 return bv__overflow(vm);
                         return bv__range_new(vm, (int64_t)s0, (int64_t)s1, (int64_t)st);
                 }
+                if (bv__is_big(key))
+                        return bv_raise(vm, BV_EXC_INDEX_ERROR, "range object index out of range");
                 if (bv__as_index(vm, key, "range", &i) < 0)
                         return NULL;
                 if (!norm_index(&i, (size_t)obj->range.len))

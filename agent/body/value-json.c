@@ -33,8 +33,16 @@ BodyValue *bv_from_json(BodyVM *vm, const json_t *j, bool bunch)
                 return bv_int_new(vm, (int64_t)json_integer_value(j));
         case JSON_REAL:
                 return bv_float_new(vm, json_real_value(j));
-        case JSON_STRING:
-                return bv_str_new_checked(vm, json_string_value(j), json_string_length(j));
+        case JSON_STRING: {
+                const char *digits = pyjson_bigint_digits(j);
+                BodyValue *r = NULL;
+                if (!digits)
+                        return bv_str_new_checked(vm, json_string_value(j), json_string_length(j));
+                if (bv_int_parse(vm, digits, strlen(digits), 10, &r) > 0)
+                        return bv_raise(vm, BV_EXC_VALUE_ERROR,
+                                        "invalid big integer in a document");
+                return r;
+        }
         case JSON_ARRAY: {
                 _cleanup_bv_ BodyValue *l = bv_list_new(vm, json_array_size(j));
                 size_t i;
@@ -95,6 +103,12 @@ static BodyValue *json_key(BodyVM *vm, BodyValue *k, bool skipkeys, bool *skip)
         case BV_BOOL:
                 return bv_str_new_cstr(vm, k->b ? "true" : "false");
         case BV_INT:
+                if (k->big) {
+                        _cleanup_strbuf_ StrBuf b = bv__buf(vm);
+                        if (bv__int_str(vm, k, &b) < 0)
+                                return NULL;
+                        return bv_str_from_buf(vm, &b);
+                }
                 snprintf(buf, sizeof(buf), "%" PRId64, k->i);
                 return bv_str_new_cstr(vm, buf);
         case BV_FLOAT:
@@ -150,6 +164,13 @@ static int to_json(BodyVM *vm, BodyValue *v, json_t **ret, Markers *m)
                 j = json_boolean(v->b);
                 break;
         case BV_INT:
+                if (v->big) {
+                        _cleanup_strbuf_ StrBuf b = bv__buf(vm);
+                        if (bv__int_str(vm, v, &b) < 0)
+                                return -1;
+                        j = pyjson_bigint_new(b.data, b.len);
+                        break;
+                }
                 j = json_integer(v->i);
                 break;
         case BV_FLOAT:
@@ -362,6 +383,8 @@ static int dump(BodyVM *vm, BodyValue *v, const BvJsonOptions *opt, StrBuf *out,
                 PUT(strbuf_puts(out, v->b ? "true" : "false"));
                 return 0;
         case BV_INT:
+                if (v->big)
+                        return bv__int_str(vm, v, out);
                 PUT(strbuf_printf(out, "%" PRId64, v->i));
                 return 0;
         case BV_FLOAT:
@@ -395,7 +418,13 @@ BodyValue *bv__json_loads(BodyVM *vm, const char *s, size_t len)
         _cleanup_json_ json_t *j = NULL;
         json_error_t err;
 
-        j = json_loadb(s, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+        j = pyjson_loadb(s, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+        /* CPython's digit limit is int()'s ValueError, not a decode error. */
+        if (!j && json_error_code(&err) == json_error_numeric_overflow &&
+            strncmp(err.text, "Exceeds", 7) == 0)
+                return bv_raise(vm, BV_EXC_VALUE_ERROR,
+                                "%s; use sys.set_int_max_str_digits() to increase the limit",
+                                err.text);
         if (!j)
                 /* jansson's wording differs from CPython's; the position
                  * follows CPython's format (1-based line and column). */

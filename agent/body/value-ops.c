@@ -14,8 +14,19 @@ void *bv__overflow(BodyVM *vm)
                         "(-9223372036854775808 to 9223372036854775807)");
 }
 
+void *bv__index_overflow(BodyVM *vm)
+{
+        return bv_raise(vm, BV_EXC_OVERFLOW_ERROR, "cannot fit 'int' into an index-sized integer");
+}
+
 int bv__as_index(BodyVM *vm, BodyValue *v, const char *what, int64_t *ret)
 {
+        if (bv__is_big(v)) {
+                /* A subscript says IndexError, other uses OverflowError. */
+                bv_raise(vm, what ? BV_EXC_INDEX_ERROR : BV_EXC_OVERFLOW_ERROR,
+                         "cannot fit 'int' into an index-sized integer");
+                return -1;
+        }
         if (bv__is_intlike(v)) {
                 *ret = bv__int_of(v);
                 return 0;
@@ -83,6 +94,14 @@ static int cmp_int_double(int64_t i, double f)
 
 int bv__num_cmp(const BodyValue *a, const BodyValue *b)
 {
+        if (bv__is_big(a) || bv__is_big(b)) {
+                int r;
+                if (a->kind != BV_FLOAT && b->kind != BV_FLOAT)
+                        return bv__int_cmp(a, b);
+                if (a->kind == BV_FLOAT)
+                        return (r = bv__int_cmp_double(b, a->f)) == 2 ? 2 : -r;
+                return bv__int_cmp_double(a, b->f);
+        }
         if (a->kind != BV_FLOAT && b->kind != BV_FLOAT) {
                 int64_t x = bv__int_of(a), y = bv__int_of(b);
                 return x < y ? -1 : x > y;
@@ -390,6 +409,8 @@ static int contains(BodyVM *vm, BodyValue *container, BodyValue *item)
                 break;
         }
         case BV_RANGE:
+                if (bv__is_big(item))
+                        return 0; /* range bounds are int64 */
                 if (bv__is_number(item)) {
                         int64_t x;
                         if (item->kind == BV_FLOAT) {
@@ -438,7 +459,7 @@ static int contains(BodyVM *vm, BodyValue *container, BodyValue *item)
 
 static bool is_small_int(const BodyValue *v)
 {
-        return v->kind == BV_INT && v->i >= -5 && v->i <= 256;
+        return v->kind == BV_INT && !v->big && v->i >= -5 && v->i <= 256;
 }
 
 int bv_compare(BodyVM *vm, BvCmpOp op, BodyValue *a, BodyValue *b)
@@ -479,7 +500,7 @@ bool bv_truthy(const BodyValue *v)
         case BV_BOOL:
                 return v->b;
         case BV_INT:
-                return v->i != 0;
+                return v->big || v->i != 0;
         case BV_FLOAT:
                 return v->f != 0;
         case BV_STR:

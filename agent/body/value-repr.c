@@ -204,7 +204,7 @@ static int exc_str(BodyVM *vm, BodyValue *v, StrBuf *out, ReprCtx *ctx)
         const BvClass *c = v->exc.cls;
 
         if (args->list.len == 2 && args->list.items[0]->kind == BV_INT &&
-            bv_class_is_subclass(c, bv_exc_class(BV_EXC_OS_ERROR))) {
+            !args->list.items[0]->big && bv_class_is_subclass(c, bv_exc_class(BV_EXC_OS_ERROR))) {
                 PUT(strbuf_printf(out, "[Errno %" PRId64 "] ", args->list.items[0]->i));
                 if (repr_value(vm, args->list.items[1], out, ctx, true) < 0)
                         return -1;
@@ -234,6 +234,8 @@ static int repr_value(BodyVM *vm, BodyValue *v, StrBuf *out, ReprCtx *ctx, bool 
                 PUT(strbuf_puts(out, v->b ? "True" : "False"));
                 return 0;
         case BV_INT:
+                if (v->big)
+                        return bv__int_str(vm, v, out);
                 PUT(strbuf_printf(out, "%" PRId64, v->i));
                 return 0;
         case BV_FLOAT:

@@ -32,6 +32,7 @@
  *   function payload's destroy callback. */
 #pragma once
 
+#include <gmp.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -146,14 +147,22 @@ typedef struct BvIter {
 struct BodyValue {
         BvKind kind;
         bool immortal;
+        bool big; /* BV_INT: the value is in `z`, not `i` (see value-int.c) */
         size_t refcnt;
         BodyVM *vm;                       /* NULL for immortal values */
         BodyValue *live_prev, *live_next; /* the VM's list of live values */
         size_t mem;                       /* bytes accounted to this value itself */
         union {
                 bool b;    /* BV_BOOL */
-                int64_t i; /* BV_INT */
-                double f;  /* BV_FLOAT */
+                int64_t i; /* BV_INT that fits in 64 bits */
+                /* BV_INT outside int64 (never inside it: every operation
+                 * normalises), read-only; the limbs follow the struct in
+                 * the value's own allocation. */
+                struct {
+                        mp_limb_t *limbs;
+                        mp_size_t size; /* negative for negative numbers */
+                } z;
+                double f; /* BV_FLOAT */
                 struct {
                         char *data;   /* valid UTF-8, NUL-terminated */
                         size_t len;   /* bytes */
@@ -458,6 +467,10 @@ BodyValue *bv_none(void);
 BodyValue *bv_bool(bool b); /* True or False, immortal */
 BodyValue *bv_int_new(BodyVM *vm, int64_t i);
 BodyValue *bv_float_new(BodyVM *vm, double f);
+/* int(s, base) for any size (base 0: the literal's prefix decides): 0 with
+ * *ret, 1 when the text is not an int literal (no exception), -1 with an
+ * exception pending (CPython's 4300-digit limit, memory). */
+int bv_int_parse(BodyVM *vm, const char *s, size_t len, int base, BodyValue **ret);
 /* s[0..len) must be valid UTF-8 (the source, JSON text and files read are
  * checked before they become strings). Fails with MemoryError past
  * max_string. */

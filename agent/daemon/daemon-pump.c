@@ -394,7 +394,7 @@ static int publish_result(Daemon *d, const char *ts)
         rc = journal_load_result(d->journal, ts, &text, &len);
         if (rc < 0)
                 return rc;
-        res = json_loadb(text, len, 0, NULL);
+        res = pyjson_loadb(text, len, 0, NULL);
         if (!json_is_object(res)) {
                 log_error(NULL, "entry %s: result.json is not a JSON object; dropping it", ts);
                 journal_remove(d->journal, ts, false);

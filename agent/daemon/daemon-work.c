@@ -16,6 +16,7 @@
 #include "plan/plan.h"
 #include "result/result.h"
 #include "util/macro.h"
+#include "util/pyjson.h"
 
 DaemonWork *daemon_work_new(WorkKind kind, const char *ts)
 {
@@ -314,7 +315,7 @@ static void work_interrupted(DaemonWork *w)
         w->outcome = OUTCOME_RETRY;
         if (load_entry(w, &jp) != 0)
                 return;
-        plan = json_loadb(jp->body, jp->body_len, 0, NULL);
+        plan = pyjson_loadb(jp->body, jp->body_len, 0, NULL);
         plan_ids(w, jp, json_is_object(plan) ? plan : NULL);
         note(w, LOG_LEVEL_WARNING,
              "the plan was running when the agent stopped; answering it as "

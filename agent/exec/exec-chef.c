@@ -41,7 +41,7 @@ static int run_berks(Exec *e, const char *dir, const char *module, const ProcRun
                         relative = NULL;
                         return -ENOMEM;
                 }
-        } else if (!json_is_string(opt)) {
+        } else if (!pyjson_is_string(opt)) {
                 return exec_error(err, EXEC_ERROR_EXCEPTION, NULL,
                                   "join() argument must be str, bytes, or os.PathLike object, "
                                   "not '%s'",

@@ -469,8 +469,10 @@ static int scalar_text(const json_t *v, char *buf, size_t size, const char **ret
 {
         switch (json_typeof(v)) {
         case JSON_STRING:
-                *ret = json_string_value(v);
-                *ret_len = json_string_length(v);
+                /* An integer beyond 64 bits is written as PyYAML writes an
+                 * int: its digits, plain (util/pyjson.h). */
+                *ret = pyjson_bigint_digits(v) ? pyjson_bigint_digits(v) : json_string_value(v);
+                *ret_len = pyjson_bigint_digits(v) ? strlen(*ret) : json_string_length(v);
                 return 0;
         case JSON_INTEGER:
                 snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
@@ -522,7 +524,7 @@ static int emit_value_scalar(Emitter *em, const json_t *v, bool simple_key)
 
         if ((r = scalar_text(v, buf, sizeof buf, &text, &len)) < 0)
                 return r;
-        if ((r = scalar_init(em, text, len, json_is_string(v), &s)) < 0)
+        if ((r = scalar_init(em, text, len, json_is_string(v) && !pyjson_bigint_digits(v), &s)) < 0)
                 return r;
         r = emit_scalar(em, &s, simple_key);
         free(s.ch);

@@ -17,6 +17,7 @@
 
 #include "exec/exec-internal.h"
 #include "util/pyrepr.h"
+#include "util/pyjson.h"
 
 static const ExecOps *const exec_table[] = {
         &exec_application_ops,
@@ -177,7 +178,7 @@ int exec_new(const char *script_name, const json_t *script, Exec **ret, BodyCall
         const ExecOps *ops = NULL;
         int r;
 
-        if (!json_is_string(type) || !json_is_string(ep))
+        if (!pyjson_is_string(type) || !pyjson_is_string(ep))
                 return -EINVAL;
         for (size_t i = 0; i < ELEMENTSOF(exec_table); i++)
                 if (streq(exec_table[i]->name, json_string_value(type)))

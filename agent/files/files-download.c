@@ -27,6 +27,7 @@
 
 #include "files/files-internal.h"
 #include "util/pyrepr.h"
+#include "util/pyjson.h"
 
 /* The most of a command's stderr that goes into a message: its end, where
  * git and svn put the reason. */
@@ -55,7 +56,7 @@ static int check_url(const json_t *file_def, const char **ret_url, PlanError *er
                 *err = (PlanError){.code = PLAN_CODE_EXCEPTION, .message = msg};
                 return FILES_FAILED;
         }
-        if (!json_is_string(url)) {
+        if (!pyjson_is_string(url)) {
                 /* urlsplit() decodes a value that is not a str with .decode()
                  * when it is true, and treats it as '' when it is false. */
                 if (pyrepr_truthy(url))

@@ -22,6 +22,7 @@
 #include "util/pyrepr.h"
 #include "util/strbuf.h"
 #include "util/utf8.h"
+#include "util/pyjson.h"
 
 /* os.path.join(a, b) for a relative b: no doubled slash after a. */
 static char *path_join(const char *a, const char *b)
@@ -308,8 +309,8 @@ static int inline_content(const json_t *file_def, const char **ret_data, size_t 
 {
         const json_t *type = json_object_get(file_def, "BodyType");
         const json_t *body = json_object_get(file_def, "Body");
-        bool text = !type || (json_is_string(type) && streq(json_string_value(type), "Text"));
-        bool base64 = json_is_string(type) && streq(json_string_value(type), "Base64");
+        bool text = !type || (pyjson_is_string(type) && streq(json_string_value(type), "Text"));
+        bool base64 = pyjson_is_string(type) && streq(json_string_value(type), "Base64");
 
         *ret_owned = NULL;
         if (ret_base64)
@@ -323,7 +324,7 @@ static int inline_content(const json_t *file_def, const char **ret_data, size_t 
         }
         if (!body)
                 return files_fail(err, PLAN_CODE_EXCEPTION, "'Body'");
-        if (!json_is_string(body))
+        if (!pyjson_is_string(body))
                 return text ? files_fail(err, PLAN_CODE_EXCEPTION,
                                          "write() argument must be str, not %s",
                                          pyrepr_type_name(body))
@@ -566,7 +567,7 @@ static int put_file(Files *f, ScriptDir *d, const char *file_id, char **ret_path
         name = json_object_get(file_def, "Name");
         if (!name)
                 return files_fail(err, PLAN_CODE_EXCEPTION, "'Name'");
-        if (!json_is_string(name))
+        if (!pyjson_is_string(name))
                 return files_fail(err, PLAN_CODE_FORMAT, "Invalid Name in file %s: not a string",
                                   file_id);
         /* Validation does not look at file IDs; each becomes a name in the
@@ -576,7 +577,7 @@ static int put_file(Files *f, ScriptDir *d, const char *file_id, char **ret_path
                 return fail_repr(err, PLAN_CODE_EXCEPTION, "Invalid file ID ", file_id, problem);
 
         type = json_object_get(file_def, "Type");
-        if (json_is_string(type) && streq(json_string_value(type), "Downloadable"))
+        if (pyjson_is_string(type) && streq(json_string_value(type), "Downloadable"))
                 r = files_download(f, file_id, file_def, err);
         else
                 r = put_inline(f, file_id, file_def, err);
@@ -605,7 +606,7 @@ static int put_file(Files *f, ScriptDir *d, const char *file_id, char **ret_path
  * reading; the reference fails on it) a dictionary whose first key is one. */
 static int put_item(Files *f, ScriptDir *d, const json_t *item, char **ret_path, PlanError *err)
 {
-        if (json_is_string(item))
+        if (pyjson_is_string(item))
                 return put_file(f, d, json_string_value(item), ret_path, err);
         if (json_is_object(item)) {
                 void *it = json_object_iter((json_t *)item);
@@ -641,7 +642,7 @@ static int put_items(Files *f, ScriptDir *d, const json_t *items, PlanError *err
                                 return r;
                 return 0;
         }
-        if (json_is_string(items)) {
+        if (pyjson_is_string(items)) {
                 const char *s = json_string_value(items);
                 size_t len = json_string_length(items);
 
@@ -685,7 +686,7 @@ int files_prepare_script(Files *f, const char *script, char **ret_path, PlanErro
         if (r == 0) {
                 type = json_object_get(info, "Type");
                 const json_t *ep = json_object_get(info, "EntryPoint");
-                if (!json_is_string(type) || !streq(json_string_value(type), "Application"))
+                if (!pyjson_is_string(type) || !streq(json_string_value(type), "Application"))
                         r = script_dir_open(f, &d, err);
                 else if (!ep)
                         r = files_fail(err, PLAN_CODE_EXCEPTION, "'EntryPoint'");

@@ -328,7 +328,7 @@ static bool plan_split(char *text, size_t len, PlanFields *f)
                 return false;
         /* The space after the comma becomes the rest's opening brace. */
         text[p - 1 - text] = '{';
-        rest = json_loadb(p - 1, (size_t)(end - (p - 1)), 0, NULL);
+        rest = pyjson_loadb(p - 1, (size_t)(end - (p - 1)), 0, NULL);
         text[p - 1 - text] = ' ';
         /* Keys given twice are the full parser's business (the last one
          * wins, as in Python). */
@@ -347,7 +347,7 @@ static int plan_parse(const char *text, size_t len, PlanFields *f, char **ret_er
         json_error_t jerr;
         const json_t *data, *sig;
 
-        f->rest = json_loadb(text, len, 0, &jerr);
+        f->rest = pyjson_loadb(text, len, 0, &jerr);
         if (!f->rest)
                 return corrupt(ret_error, "plan.json is not JSON: %s (line %d, column %d)",
                                jerr.text, jerr.line, jerr.column);

@@ -31,6 +31,7 @@
 #include "journal/journal-internal.h"
 #include "util/fileio.h"
 #include "util/macro.h"
+#include "util/pyjson.h"
 
 /* Python's int(text) for what a stamp file can hold: surrounding
  * whitespace, an optional sign, digits with single '_' between them. Only
@@ -201,7 +202,7 @@ static int entry_stamp(Journal *j, const char *ts, int64_t *ret)
         /* What the daemon's parser accepts, this one reads the same way
          * (it only refuses more: duplicate keys, NUL characters), so a
          * plan the daemon began gives the same Stamp here. */
-        doc = json_loadb(p->body, p->body_len, 0, NULL);
+        doc = pyjson_loadb(p->body, p->body_len, 0, NULL);
         if (json_is_object(doc) && stamp_classify(json_object_get(doc, "Stamp"), &v) == 0)
                 *ret = v;
         else

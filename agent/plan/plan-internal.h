@@ -117,6 +117,12 @@ typedef enum PlanScalarError {
         PLAN_SCALAR_MERGE,     /* the merge key << */
 } PlanScalarError;
 
+/* The value of an integer scalar that plan_scalar_resolve() found beyond
+ * int64, as a big-integer string (util/pyjson.h): 0 with *ret, 1 when its
+ * decimal text has more than 4300 digits (CPython's int() limit), or
+ * -ENOMEM. */
+int plan_scalar_bigint(const char *value, size_t len, json_t **ret);
+
 /* Resolve one scalar as PyYAML's safe_load would: tag is the event's tag
  * (NULL when none was written), plain tells an unquoted flow scalar. */
 PlanScalarError plan_scalar_resolve(const char *tag, const char *value, size_t len, bool plain,

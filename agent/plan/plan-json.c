@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "plan/plan-internal.h"
+#include "util/pyjson.h"
 #include "util/pyrepr.h"
 #include "util/strbuf.h"
 
@@ -146,12 +147,15 @@ static int duplicate_key(const char *data, size_t end, PlanError *err)
         return plan_error_take(err, PLAN_CODE_EXCEPTION, line, column, message);
 }
 
-/* jansson reports an overflowing number at its end; quote the number. */
+/* jansson reports an overflowing number at its end; quote the number.
+ * Integers of any size are kept (pyjson_loadb()) unless they pass
+ * CPython's 4300-digit limit, which json.loads() keeps too. */
 static int number_overflow(const char *data, size_t end, PlanError *err)
 {
         size_t start = end, n;
         bool real = false;
         int line, column;
+        const char *what;
 
         while (start > 0 && data[start - 1] != '\0' && strchr("0123456789+-.eE", data[start - 1]))
                 start--;
@@ -159,13 +163,13 @@ static int number_overflow(const char *data, size_t end, PlanError *err)
                 if (strchr(".eE", data[i]))
                         real = true;
         n = end - start;
+        what = real ? "Number out of range" : "Integer has more than 4300 digits";
         plan_text_position(data, start, &line, &column);
         if (n > NUMBER_QUOTE_MAX)
-                return plan_error_setf(err, PLAN_CODE_EXCEPTION, line, column,
-                                       "%s out of range: %.*s...", real ? "Number" : "Integer",
+                return plan_error_setf(err, PLAN_CODE_EXCEPTION, line, column, "%s: %.*s...", what,
                                        NUMBER_QUOTE_MAX - 3, data + start);
-        return plan_error_setf(err, PLAN_CODE_EXCEPTION, line, column, "%s out of range: %.*s",
-                               real ? "Number" : "Integer", (int)n, data + start);
+        return plan_error_setf(err, PLAN_CODE_EXCEPTION, line, column, "%s: %.*s", what, (int)n,
+                               data + start);
 }
 
 static int translate_error(const char *data, size_t len, const json_error_t *je, PlanError *err)
@@ -275,7 +279,7 @@ int plan_parse_json_runs(const char *data, size_t len, const PlanLimits *lim, si
          * NUL characters stay refused (no JSON_ALLOW_NUL): every consumer
          * of plan strings (file names, command lines, the Body) is C text. */
         if (!doc) {
-                doc = json_loadb(data, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+                doc = pyjson_loadb(data, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
                 if (!doc)
                         return translate_error(data, len, &je, err);
         }

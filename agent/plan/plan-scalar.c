@@ -16,12 +16,14 @@
  * exponent), 0o17 and 08 are strings, 012 is octal 10. Timestamps stay
  * strings: a plan is JSON, which has no dates. */
 #include <errno.h>
+#include <gmp.h>
 #include <locale.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "plan/plan-internal.h"
+#include "util/pyjson.h"
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
 
@@ -396,4 +398,61 @@ PlanScalarError plan_scalar_resolve(const char *tag, const char *value, size_t l
                 return construct_float(value, len, &ret->real);
         }
         return PLAN_SCALAR_BAD_TAG;
+}
+
+int plan_scalar_bigint(const char *value, size_t len, json_t **ret)
+{
+        _cleanup_free_ char *v = strip_underscores(value, len, false);
+        void (*gmp_free)(void *, size_t);
+        bool neg = false;
+        char *p, *digits;
+        int base = 10, r = 0;
+        mpz_t z, part;
+
+        if (!v)
+                return -ENOMEM;
+        p = v;
+        if (*p == '-')
+                neg = true;
+        if (*p == '-' || *p == '+')
+                p++;
+        if (strncmp(p, "0b", 2) == 0 || strncmp(p, "0x", 2) == 0) {
+                base = p[1] == 'b' ? 2 : 16;
+                p += 2;
+        } else if (p[0] == '0') {
+                base = 8;
+        }
+        /* construct_int() has checked the digits; only their count is
+         * left to check, for decimal text as int() does. */
+        if (base == 10 && !strchr(p, ':') && strlen(p) > 4300)
+                return 1;
+        mpz_inits(z, part, NULL);
+        if (strchr(p, ':')) {
+                /* Base 60, most significant part first. */
+                for (char *q = p; q;) {
+                        char *colon = strchr(q, ':');
+                        if (colon)
+                                *colon = '\0';
+                        mpz_set_str(part, q, 10);
+                        mpz_mul_ui(z, z, 60);
+                        mpz_add(z, z, part);
+                        q = colon ? colon + 1 : NULL;
+                }
+        } else {
+                mpz_set_str(z, p, base);
+        }
+        if (neg)
+                mpz_neg(z, z);
+        if (mpz_sizeinbase(z, 10) > 4301) {
+                mpz_clears(z, part, NULL);
+                return 1;
+        }
+        digits = mpz_get_str(NULL, 10, z);
+        mpz_clears(z, part, NULL);
+        *ret = pyjson_bigint_new(digits, strlen(digits));
+        if (!*ret)
+                r = -ENOMEM;
+        mp_get_memory_functions(NULL, NULL, &gmp_free);
+        gmp_free(digits, strlen(digits) + 1);
+        return r;
 }

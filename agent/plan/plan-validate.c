@@ -27,6 +27,7 @@
 #include "util/pyrepr.h"
 #include "util/strbuf.h"
 #include "util/utf8.h"
+#include "util/pyjson.h"
 
 typedef struct Validator {
         const json_t *plan;
@@ -101,7 +102,8 @@ static int py_contains(PlanError *err, const json_t *x, const char *name, bool *
         size_t n = strlen(name), i;
         json_t *item;
 
-        switch (json_typeof(x)) {
+        /* A big integer (util/pyjson.h) is an int, as the default says. */
+        switch (pyjson_bigint_digits(x) ? JSON_INTEGER : json_typeof(x)) {
         case JSON_OBJECT:
                 *ret = json_object_get(x, name) != NULL;
                 return 0;
@@ -111,7 +113,7 @@ static int py_contains(PlanError *err, const json_t *x, const char *name, bool *
         case JSON_ARRAY:
                 *ret = false;
                 json_array_foreach (x, i, item)
-                        if (json_is_string(item) && json_string_length(item) == n &&
+                        if (pyjson_is_string(item) && json_string_length(item) == n &&
                             memcmp(json_string_value(item), name, n) == 0)
                                 *ret = true;
                 return 0;
@@ -124,7 +126,7 @@ static int py_contains(PlanError *err, const json_t *x, const char *name, bool *
 /* Python's x[name], once `name in x` held. */
 static int py_getitem(PlanError *err, const json_t *x, const char *name, const json_t **ret)
 {
-        if (json_is_string(x))
+        if (pyjson_is_string(x))
                 return fail(err, PLAN_CODE_EXCEPTION, "string indices must be integers, not 'str'");
         if (json_is_array(x))
                 return fail(err, PLAN_CODE_EXCEPTION,
@@ -141,7 +143,7 @@ static int py_iterate(PlanError *err, const json_t *x, json_t **ret)
         size_t key_len, len;
         json_t *value;
 
-        switch (json_typeof(x)) {
+        switch (pyjson_bigint_digits(x) ? JSON_INTEGER : json_typeof(x)) {
         case JSON_ARRAY:
                 *ret = json_incref((json_t *)x);
                 return 0;
@@ -188,7 +190,7 @@ static bool files_has(const Validator *val, const char *key, size_t len)
 
 static bool string_is(const json_t *v, const char *s)
 {
-        return json_is_string(v) && json_string_length(v) == strlen(s) &&
+        return pyjson_is_string(v) && json_string_length(v) == strlen(s) &&
                memcmp(json_string_value(v), s, strlen(s)) == 0;
 }
 
@@ -205,7 +207,7 @@ static int check_type_entry(Validator *val, const char *name, size_t name_len, c
                         return r;
                 if (has && (r = py_getitem(val->err, script, attrs[i], &value)) != 0)
                         return r;
-                if (!has || !json_is_string(value)) {
+                if (!has || !pyjson_is_string(value)) {
                         Msg m = MSG_INIT;
                         msg_puts(&m, "Incorrect ");
                         msg_puts(&m, attrs[i]);
@@ -293,7 +295,7 @@ static int check_script_files(Validator *val, const char *name, size_t name_len,
                 } else if (json_is_array(item))
                         return fail(val->err, PLAN_CODE_EXCEPTION, "unhashable type: 'list'");
                 else
-                        found = json_is_string(item) &&
+                        found = pyjson_is_string(item) &&
                                 files_has(val, json_string_value(item), json_string_length(item));
                 if (found)
                         continue;
@@ -494,7 +496,7 @@ static const char *name_problem(const json_t *name)
         const char *s, *last;
         size_t len;
 
-        if (!json_is_string(name))
+        if (!pyjson_is_string(name))
                 return "not a string";
         s = json_string_value(name);
         len = json_string_length(name);
@@ -528,7 +530,7 @@ static int check_ours(Validator *val)
         const char *key;
         size_t key_len;
 
-        if (id && !json_is_string(id))
+        if (id && !pyjson_is_string(id))
                 return fail(val->err, PLAN_CODE_FORMAT, "ID is not a string");
         if (stamp && !json_is_integer(stamp))
                 return fail(val->err, PLAN_CODE_FORMAT, "Stamp is not an integer");

@@ -25,6 +25,7 @@
 #include "plan/plan-internal.h"
 #include "util/pyrepr.h"
 #include "util/strbuf.h"
+#include "util/pyjson.h"
 
 static bool is_digit(char c)
 {
@@ -140,7 +141,7 @@ int plan_version_parse(const json_t *value, PlanVersion *ret, PlanError *err)
                                        "Call either Version('1.2.3') or Version(major=1, ...).");
         if (value && is_falsy(value))
                 return fail_value(err, "Invalid empty version string: ", value);
-        if (value && !json_is_string(value))
+        if (value && !pyjson_is_string(value))
                 return plan_error_setf(err, PLAN_CODE_EXCEPTION, 0, 0,
                                        "expected string or bytes-like object, got '%s'",
                                        pyrepr_type_name(value));

@@ -280,12 +280,25 @@ static int on_scalar(Builder *b, const yaml_event_t *ev)
                          short_tag(tag ? tag : TAG_PREFIX "int", tagbuf, sizeof(tagbuf)));
                 return fail_scalar(b, ev, prefix);
         }
-        case PLAN_SCALAR_RANGE:
-                /* The text matched the integer grammar: digits, signs, x, b, _ and :. */
+        case PLAN_SCALAR_RANGE: {
+                /* Python's ints have no bound: the value is kept exactly,
+                 * except as a key (which JSON has as text) or past CPython's
+                 * 4300-digit conversion limit. The text matched the integer
+                 * grammar: digits, signs, x, b, _ and :. */
+                int r = b->depth == 0 || expecting_key(b) ? 1 : plan_scalar_bigint(value, len, &v);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        return attach(b, v);
+                if (b->depth > 0 && !expecting_key(b))
+                        return fail_at(b, &ev->start_mark,
+                                       "Integer has more than 4300 digits: %.*s...",
+                                       SCALAR_QUOTE_MAX - 3, value);
                 if (len > SCALAR_QUOTE_MAX)
                         return fail_at(b, &ev->start_mark, "Integer out of range: %.*s...",
                                        SCALAR_QUOTE_MAX - 3, value);
                 return fail_at(b, &ev->start_mark, "Integer out of range: %.*s", (int)len, value);
+        }
         case PLAN_SCALAR_MERGE:
         default:
                 return fail_at(b, &ev->start_mark,

@@ -15,6 +15,7 @@
 #include "runner/runner-internal.h"
 #include "util/macro.h"
 #include "util/pyrepr.h"
+#include "util/pyjson.h"
 
 typedef struct PlanScript {
         const char *name; /* borrowed from the plan */
@@ -176,7 +177,7 @@ static json_t *plan_run_body(PlanRun *p)
                 return NULL;
         if (!body)
                 return error_result(job, 1, "'Body'", NULL);
-        if (!json_is_string(body)) {
+        if (!pyjson_is_string(body)) {
                 snprintf(msg, sizeof(msg), "'%s' object has no attribute 'expandtabs'",
                          pyrepr_type_name(body));
                 return error_result(job, 1, msg, NULL);

@@ -21,6 +21,7 @@
 #include "sandbox/sandbox.h"
 #include "util/hexid.h"
 #include "util/macro.h"
+#include "util/pyjson.h"
 
 static void runner_on_close(uv_handle_t *h)
 {
@@ -469,8 +470,8 @@ fail:
 static char *safe_id(const json_t *plan, const json_t *source_id)
 {
         const json_t *id = json_object_get(plan, "ID");
-        const char *s = json_is_string(id)          ? json_string_value(id)
-                        : json_is_string(source_id) ? json_string_value(source_id)
+        const char *s = pyjson_is_string(id)          ? json_string_value(id)
+                        : pyjson_is_string(source_id) ? json_string_value(source_id)
                                                     : "";
         char fresh[33];
 

@@ -6,12 +6,14 @@
 
 #include "send/send-plan.h"
 #include "util/macro.h"
+#include "util/pyjson.h"
 #include "util/pyrepr.h"
 
 int send_result_match(const char *body, size_t len, const char *message_id, const json_t *key,
                       json_t **ret_doc)
 {
-        _cleanup_json_ json_t *doc = json_loadb(body, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+        _cleanup_json_ json_t *doc =
+                pyjson_loadb(body, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
         _cleanup_json_ json_t *mid = NULL;
         const json_t *source;
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/macro.h"
 #include "util/utf8.h"
 
 /* CPython's json module stops at its recursion limit; we stop well before
@@ -200,7 +201,7 @@ static int dump_object(const json_t *v, const PyJsonOptions *opt, StrBuf *out, i
         keys = calloc(n, sizeof(*keys));
         if (!keys)
                 return -ENOMEM;
-        json_object_foreach((json_t *)v, key, item)
+        json_object_foreach ((json_t *)v, key, item)
                 keys[i++] = key;
         if (opt->sort_keys)
                 qsort(keys, n, sizeof(*keys), cmp_keys);
@@ -261,6 +262,8 @@ static int dump(const json_t *v, const PyJsonOptions *opt, StrBuf *out, int dept
         case JSON_ARRAY:
                 return dump_array(v, opt, out, depth);
         case JSON_STRING:
+                if (pyjson_bigint_digits(v))
+                        return strbuf_puts(out, pyjson_bigint_digits(v));
                 return pyjson_quote(out, json_string_value(v), json_string_length(v),
                                     opt->ensure_ascii);
         case JSON_INTEGER:
@@ -277,6 +280,27 @@ static int dump(const json_t *v, const PyJsonOptions *opt, StrBuf *out, int dept
         default:
                 return -EINVAL;
         }
+}
+
+json_t *pyjson_bigint_new(const char *digits, size_t len)
+{
+        _cleanup_free_ char *s = malloc(len + 1);
+
+        if (!s)
+                return NULL;
+        s[0] = PYJSON_BIGINT_MARK;
+        memcpy(s + 1, digits, len);
+        return json_stringn_nocheck(s, len + 1);
+}
+
+const char *pyjson_bigint_digits(const json_t *v)
+{
+        const char *s;
+
+        if (!json_is_string(v) || json_string_length(v) < 2)
+                return NULL;
+        s = json_string_value(v);
+        return s[0] == PYJSON_BIGINT_MARK ? s + 1 : NULL;
 }
 
 int pyjson_dump(const json_t *v, const PyJsonOptions *opt, StrBuf *out)

@@ -79,7 +79,7 @@ const char *pyrepr_type_name(const json_t *v)
         case JSON_ARRAY:
                 return "list";
         case JSON_STRING:
-                return "str";
+                return pyjson_bigint_digits(v) ? "int" : "str";
         case JSON_INTEGER:
                 return "int";
         case JSON_REAL:
@@ -103,7 +103,7 @@ bool pyrepr_truthy(const json_t *v)
         case JSON_ARRAY:
                 return json_array_size(v) > 0;
         case JSON_STRING:
-                return json_string_length(v) > 0;
+                return json_string_length(v) > 0; /* a big integer is never 0 */
         case JSON_INTEGER:
                 return json_integer_value(v) != 0;
         case JSON_REAL:
@@ -152,6 +152,9 @@ static int repr(const json_t *v, StrBuf *out, unsigned depth)
                 }
                 return strbuf_putc(out, ']');
         case JSON_STRING:
+                /* An integer beyond 64 bits (util/pyjson.h) is its digits. */
+                if (pyjson_bigint_digits(v))
+                        return strbuf_puts(out, pyjson_bigint_digits(v));
                 return pyrepr_string(out, json_string_value(v), json_string_length(v));
         case JSON_INTEGER:
                 return strbuf_printf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
@@ -178,7 +181,7 @@ int pyrepr_repr(const json_t *v, StrBuf *out)
 
 int pyrepr_str(const json_t *v, StrBuf *out)
 {
-        if (v && json_is_string(v)) {
+        if (v && json_is_string(v) && !pyjson_bigint_digits(v)) {
                 const char *s = json_string_value(v);
                 size_t len = json_string_length(v);
 

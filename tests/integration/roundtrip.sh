@@ -64,6 +64,18 @@ same "a plan without ID is answered under its message_id" \
 same "its properties carry the message_id" "$(want_props raw-call-1)" \
     "$(cat "$T/out-noid/00001.props" 2>/dev/null)"
 
+# Python's unbounded ints: a Parameter beyond 64 bits reaches the Body
+# (through the journal's plan.json), and the result (through result.json)
+# carries big values back with every digit, under the plan's ID.
+printf '%s\n' '{"FormatVersion": "2.0.0", "ID": "big-ints-1", "Body": "return args.big * 100, args.list[0] + 1, 2 ** 64", "Files": {}, "Scripts": {}, "Stamp": 1, "Parameters": {"big": 1180591620717411303424, "list": [123456789012345678901234567890]}}' >"$T/big.json"
+mkdir -p "$T/out-big"
+amqp publish --message-id big-1 "$q" "$T/big.json" >/dev/null
+same "integers beyond 64 bits: one result" 1 \
+    "$(amqp drain --count 1 --idle 20000 --out "$T/out-big" "$rq")"
+same "integers beyond 64 bits: exact in the result, under the plan's ID" \
+    "$(printf 'big-ints-1\t0\t[118059162071741130342400, 123456789012345678901234567891, 18446744073709551616]')" \
+    "$(results_table "$T/out-big" | cut -f1,2,4)"
+
 # The engine's own round trip: muranoagent-send builds the plan from a
 # package template (scripts embedded, fresh ID and Stamp) and waits.
 snd --queue "$q" --results-queue "$rq" --timeout 60 \
