@@ -532,9 +532,20 @@ done
 for c in unsafe assign twospaces; do
     direct_cmp sandbox "$c" sh
 done
+# The default env_passthrough also passes LC_ALL and the proxy settings that
+# are set here (a machine behind a proxy has them).
+script_env() { # script_env PWD: the script's environment, as `env | sort` prints it
+    local v
+    {
+        printf '%s\n' "HOME=/root" "LANG=${LANG:-C.UTF-8}" "PATH=$PATH" "PWD=$1"
+        for v in LC_ALL http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY; do
+            [ -n "${!v+set}" ] && printf '%s=%s\n' "$v" "${!v}"
+        done
+    } | LC_ALL=C sort
+}
 same "sandbox: the script's environment and arguments, directly" \
-    "$(printf '%s\n' "HOME=/root" "LANG=${LANG:-C.UTF-8}" "PATH=${PATH}" "PWD=$(cd "$work" && pwd -P)/storage/files/e2e-direct-args/s" \
-        "0=./echo.sh" "[a]" "[b=c]" "[d-e,f:g+h@i%j]" "[./k_L.]" "[5]")" \
+    "$(script_env "$(cd "$work" && pwd -P)/storage/files/e2e-direct-args/s"
+        printf '%s\n' "0=./echo.sh" "[a]" "[b=c]" "[d-e,f:g+h@i%j]" "[./k_L.]" "[5]")" \
     "$(run "$work/direct/args.json"; res Body.stdout | sed '/^\//d')"
 same "sandbox: no sh between the agent and the script" "parent: not sh" \
     "$(run "$work/direct/ppid.json"; res Body.stdout)"
