@@ -66,8 +66,17 @@ proxy_pid=
 ns_pid=
 cleanup() {
     local st=$?
-    [ -n "$ns_pid" ] && kill -KILL "$ns_pid" 2>/dev/null && wait "$ns_pid" 2>/dev/null
-    [ -n "$proxy_pid" ] && kill -TERM "$proxy_pid" 2>/dev/null && wait "$proxy_pid" 2>/dev/null
+    set +e
+    # The pid namespace ends with unshare's child, taking every process of
+    # the run and every mount of the mount namespace with it.
+    if [ -n "$ns_pid" ]; then
+        kill -KILL "$ns_pid" 2>/dev/null
+        wait "$ns_pid" 2>/dev/null
+    fi
+    if [ -n "$proxy_pid" ]; then
+        kill -TERM "$proxy_pid" 2>/dev/null
+        wait "$proxy_pid" 2>/dev/null
+    fi
     if $keep && [ -d "$root" ]; then
         echo "fresh-root: the root is kept in $root (rm -rf $state when done)"
         rm -f "$state/proxy.sock" "$state/inner.sh"
@@ -147,7 +156,7 @@ for cmd; do
     shell) line="exec bash -i" ;;
     *) line=$cmd ;;
     esac
-    echo "fresh-root: == $cmd: $line"
+    if [ "$line" = "$cmd" ]; then echo "fresh-root: == $cmd"; else echo "fresh-root: == $cmd: $line"; fi
     t0=$(date +%s)
     st=0
     chroot "$root" /usr/bin/env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/bash \
