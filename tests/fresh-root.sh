@@ -168,8 +168,13 @@ done
 INNER
 
 : >"$state/results"
+# Ctrl-C in the shell must not end the run; "exit" there does.
+case " ${cmds[*]} " in *" shell "*) trap '' INT ;; esac
+# Started in the background so that the traps can stop it; its standard
+# input given explicitly, as a background job's would be /dev/null.
+exec 3<&0
 unshare --net --mount --pid --fork --kill-child \
-    bash "$state/inner.sh" "$state" "$root" "$here" "$port" "${cmds[@]}" &
+    bash "$state/inner.sh" "$state" "$root" "$here" "$port" "${cmds[@]}" <&3 &
 ns_pid=$!
 wait "$ns_pid" || true
 ns_pid=
