@@ -17,8 +17,12 @@
 # /root/project, /root being mode 0700, and the commands run there as root
 # with CI=true, in network, mount and pid namespaces of their own: loopback,
 # and http_proxy to a proxy that forwards to $DEBIAN_MIRROR's host only
-# (tests/fresh-root-proxy.py). Everything started is stopped, by pid, and
-# the namespaces take their mounts with them.
+# (tests/fresh-root-proxy.py), no_proxy for loopback; the root gets its own
+# /proc, /sys, cgroup2 on /sys/fs/cgroup, /dev (with a fresh /dev/shm),
+# while /tmp stays its own directory on disk, as on Debian 12. The
+# environment is a clean login's, none of the caller's. Everything started
+# is stopped, by pid, and the namespaces take their mounts with them.
+# Which runs are expected to take how long: README.md, "Quick start".
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -135,6 +139,9 @@ set -eu
 state=$1 root=$2 here=$3 port=$4
 shift 4
 mount --make-rprivate /
+# The root a mount point of its own, as / is on a machine: the sandbox makes
+# "/" a slave mount, which the kernel refuses for a plain directory.
+mount --bind "$root" "$root"
 ip link set lo up
 mount -t proc proc "$root/proc"
 mount -t sysfs sysfs "$root/sys"
