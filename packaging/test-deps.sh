@@ -6,11 +6,12 @@
 # The build itself needs none of these; packaging/build-deps.sh covers it.
 set -eu
 
-# dpkg-dev, debhelper, fakeroot: dpkg-buildpackage; lintian: the package check;
+# dpkg-dev, debhelper, fakeroot: dpkg-buildpackage, which also insists on
+# build-essential (an implicit build dependency); lintian: the package check;
 # rpm: rpmbuild; debootstrap: the image test; cloud-init: "cloud-init schema";
 # systemd: "systemd-analyze verify"; groff-base and man-db: rendering the man
 # pages with warnings on.
 # cloud-init's maintainer scripts try to enable its units; on a machine
 # without systemd as PID 1 that is harmless and changes nothing running.
-exec "$(dirname "$0")/build-deps.sh" dpkg-dev debhelper fakeroot lintian rpm debootstrap \
-    cloud-init systemd groff-base man-db
+exec "$(dirname "$0")/build-deps.sh" build-essential dpkg-dev debhelper fakeroot lintian rpm \
+    debootstrap cloud-init systemd groff-base man-db

@@ -157,7 +157,8 @@ dl=$(mktemp -d "$PWD/test-cli-dl.XXXXXX")
 chmod 755 "$dl"
 mkdir "$dl/www"
 printf 'downloaded body\n' >"$dl/www/hello.txt"
-python3 -m http.server --bind 127.0.0.1 0 --directory "$dl/www" >"$dl/http.log" 2>&1 &
+# -u: the port is read from the log while the server runs.
+python3 -u -m http.server --bind 127.0.0.1 0 --directory "$dl/www" >"$dl/http.log" 2>&1 &
 http_pid=$!
 port=
 for _ in $(seq 100); do
@@ -165,6 +166,7 @@ for _ in $(seq 100); do
     [ -n "$port" ] && break
     sleep 0.1
 done
+check "the test HTTP server says its port" test -n "$port"
 download_plan() { # download_plan PATH: a plan that downloads PATH and prints it
     cat <<PLAN
 {"FormatVersion": "2.1.0", "Version": "1.0.0", "ID": "dl", "Name": "dl",

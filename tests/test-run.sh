@@ -18,10 +18,15 @@ case $PWD/ in
 *) work=$(mktemp -d "$PWD/test-run.XXXXXX") ;;
 esac
 chmod 755 "$work"
+# What the user nobody must reach goes to a directory of its own under /tmp
+# (the runs there use no mount namespace): $work may be below a directory
+# that nobody cannot enter, such as a checkout in /root.
+pub=$(mktemp -d)
+chmod 755 "$pub"
 apid=
 cleanup() {
     [ -n "$apid" ] && kill -KILL "$apid" 2>/dev/null
-    rm -rf "$work"
+    rm -rf "$work" "$pub"
     # Only there if a check below failed.
     rm -f /tmp/muranoagent-e2e-probe /{usr,etc,root,var,opt}/muranoagent-e2e-probe \
         /etc/muranoagent-e2e-x
@@ -365,14 +370,16 @@ else
     skip "cgroup = v1 unavailable" "this host has a v1 pids hierarchy"
 fi
 
-# --- Run as nobody: the script reaches its files. ---
+# --- Run as nobody: the script reaches its files. The plan and its storage
+# are in $pub, which nobody can reach. ---
 helper=${MURANOAGENT_SANDBOX:-$(dirname "$agent")/sandbox/muranoagent-sandbox}
 if ! getent passwd nobody >/dev/null || ! getent group nogroup >/dev/null; then
     skip "run as nobody" "no user nobody or no group nogroup here"
-elif ! timeout 10 "$helper" --user nobody --group nogroup -- /bin/sh -c "cd '$work'" 2>/dev/null
-then
-    skip "run as nobody" "nobody cannot reach $work (a parent directory is not searchable)"
+elif ! timeout 10 "$helper" --user nobody --group nogroup -- /bin/sh -c "cd '$pub'"; then
+    not_ok "run as nobody: nobody can enter $pub"
 else
+    root_work=$work
+    work=$pub
     fresh_pids
     conf "[sandbox]\nuser = nobody\ngroup = nogroup"
     run "$(plan whoami)"
@@ -389,17 +396,24 @@ else
     same "run as nobody: <storage> and <storage>/files are searchable, not readable" \
         "drwx--x--x drwx--x--x" \
         "$(stat -c %A "$work/storage" "$work/storage/files" | tr '\n' ' ' | sed 's/ $//')"
+    work=$root_work
 fi
 
 # --- The agent itself not root: the default user = root changes nothing. ---
 if ! command -v setpriv >/dev/null || ! getent passwd nobody >/dev/null; then
     skip "agent run by nobody" "no setpriv or no user nobody here"
 else
-    mkdir -m 777 "$work/nonroot"
-    conf ""
+    # nobody runs copies of the agent and its helper, in the build tree's
+    # layout, and of the plan, all in $pub.
+    mkdir -p "$pub/bin/sandbox"
+    mkdir -m 777 "$pub/nonroot"
+    cp "$agent" "$pub/bin/"
+    cp "$helper" "$pub/bin/sandbox/"
+    cp "$hello" "$pub/hello.json"
+    printf '\n' >"$pub/agent.conf"
     timeout 60 setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" --clear-groups \
-        "$agent" --config-file "$work/agent.conf" run "$hello" --storage "$work/nonroot/storage" \
-        >"$work/out" 2>"$work/err"
+        env -u MURANOAGENT_SANDBOX "$pub/bin/$(basename "$agent")" --config-file "$pub/agent.conf" \
+        run "$pub/hello.json" --storage "$pub/nonroot/storage" >"$work/out" 2>"$work/err"
     same "agent run by nobody: ErrorCode 0 (the script keeps the agent's identity)" 0 \
         "$(res ErrorCode)"
     same "agent run by nobody: the script's output" "hello, world" "$(res Body)"
@@ -518,9 +532,20 @@ done
 for c in unsafe assign twospaces; do
     direct_cmp sandbox "$c" sh
 done
+# The default env_passthrough also passes LC_ALL and the proxy settings that
+# are set here (a machine behind a proxy has them).
+script_env() { # script_env PWD: the script's environment, as `env | sort` prints it
+    local v
+    {
+        printf '%s\n' "HOME=/root" "LANG=${LANG:-C.UTF-8}" "PATH=$PATH" "PWD=$1"
+        for v in LC_ALL http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY; do
+            [ -n "${!v+set}" ] && printf '%s=%s\n' "$v" "${!v}"
+        done
+    } | LC_ALL=C sort
+}
 same "sandbox: the script's environment and arguments, directly" \
-    "$(printf '%s\n' "HOME=/root" "LANG=${LANG:-C.UTF-8}" "PATH=${PATH}" "PWD=$(cd "$work" && pwd -P)/storage/files/e2e-direct-args/s" \
-        "0=./echo.sh" "[a]" "[b=c]" "[d-e,f:g+h@i%j]" "[./k_L.]" "[5]")" \
+    "$(script_env "$(cd "$work" && pwd -P)/storage/files/e2e-direct-args/s"
+        printf '%s\n' "0=./echo.sh" "[a]" "[b=c]" "[d-e,f:g+h@i%j]" "[./k_L.]" "[5]")" \
     "$(run "$work/direct/args.json"; res Body.stdout | sed '/^\//d')"
 same "sandbox: no sh between the agent and the script" "parent: not sh" \
     "$(run "$work/direct/ppid.json"; res Body.stdout)"
