@@ -287,7 +287,7 @@ result() {
 # field NAME FILE: the value of a "NAME=value" line of a status plan's output.
 field() { sed -n "s/^$1=//p" "$2" | head -n1; }
 
-# status NAME UNIT: send status.template, signed, and keep the lines its
+# status NAME: send status.template, signed, and keep the lines its
 # script printed in $tmp/status-NAME; succeeds when the plan succeeded.
 status() {
     snd --queue "$q" --results-queue "$rq" --timeout 300 --sign-key "$tmp/engine.pem" \
@@ -319,7 +319,8 @@ run_checks() {
     check "$name: the status plan runs" test $? -eq 0
     note <"$tmp/status-$name"
     id=$(result SourceID "$tmp/status.json")
-    check "$name: systemd sees $unit active and running" \
+    check "$name: the agent runs in $unit" test "$(field unit "$tmp/status-$name")" = "$unit"
+    check "$name: systemd sees it active and running" \
         test "$(field ActiveState "$tmp/status-$name") $(field SubState "$tmp/status-$name")" = "active running"
     if [ "$type" = notify ]; then
         # Type=notify: "active" only after READY=1.
