@@ -276,7 +276,12 @@ power_off() {
     qemu_pid=
 }
 
-show_console() { tail -n "${2:-30}" "$1" | tr -d '\r' | note; }
+# show_console FILE [LINES]: the end of a serial console log, and the
+# broker's last errors.
+show_console() {
+    tail -n "${2:-30}" "$1" | tr -d '\r' | note
+    grep -h '\[error\]' "$broker"/log/*.log 2>/dev/null | tail -n 5 | note
+}
 
 # result KEY FILE: one value of a result document, as a line of text.
 result() {
