@@ -22,8 +22,8 @@
 # the kernel, TCG otherwise (the output says which; VM_ACCEL=kvm|tcg forces
 # one). The image without the agent is cached in $VM_CACHE (default
 # /var/cache/muranoagent-test-vm), keyed by its package list and by the
-# recipe below; the first run downloads about 200 MB from $DEBIAN_MIRROR
-# (default http://deb.debian.org/debian).
+# recipe below; the first run downloads about 150 MB from $DEBIAN_MIRROR
+# (default http://deb.debian.org/debian) and takes 6 to 9 minutes longer.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 build=$(cd "${1:-build}" && pwd)
