@@ -462,7 +462,7 @@ if [ $st -eq 0 ]; then
     got=$(amqp drain --count 1 --idle 120000 --timeout 180 --out "$tmp/after" "$rq")
     got=$((got + $(amqp drain --idle 3000 --out "$tmp/after-more" "$rq")))
     check "ours, after the power cut: exactly one result ($got)" test "$got" = 1
-    python3 - "$tmp/after/00001.body" "$sleep_id" >"$tmp/after.check" <<'EOF'
+    python3 - "$tmp/after/00001.body" "$sleep_id" >"$tmp/after.check" 2>&1 <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
 want = {"Message": "The plan was interrupted: the agent stopped or restarted while it was running, "
