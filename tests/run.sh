@@ -80,9 +80,9 @@ if [ -z "${QUICK:-}" ]; then
         | tee "$log" || true
     count "$log"
 
-    echo "== packaging (systemd unit, cloud-init, .deb, .rpm, man pages, Debian 12 image)"
+    echo "== packaging (systemd unit, cloud-init, .deb, .rpm, man pages, Debian 12 image and VM)"
     packaging/test-deps.sh
-    for t in tests/test-cloud-init.sh tests/test-packaging.sh tests/test-image.sh; do
+    for t in tests/test-cloud-init.sh tests/test-packaging.sh tests/test-image.sh tests/test-vm.sh; do
         st=0
         "$t" build >"$log" 2>&1 || st=$?
         grep -v '^ok ' "$log" || true
