@@ -29,7 +29,7 @@
 
 /* GMP is loaded when the first integer beyond 64 bits is made
  * (util/gmp-lazy.h): 0, or -1 with MemoryError when it cannot be. */
-static int need_gmp(BodyVM *vm)
+static inline int need_gmp(BodyVM *vm)
 {
         if (gmp_lazy_load() == 0)
                 return 0;

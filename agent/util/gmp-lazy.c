@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 struct gmp_lazy_table gmp_lazy;
+_Atomic int gmp_lazy_loaded;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const char *library = "libgmp.so.10";
@@ -37,9 +38,10 @@ static void load(void)
 #undef GMP_LAZY_RESOLVE
         gmp_lazy = t;
         status = 0;
+        __atomic_store_n(&gmp_lazy_loaded, 1, __ATOMIC_RELEASE);
 }
 
-int gmp_lazy_load(void)
+int gmp_lazy_load_once(void)
 {
         pthread_once(&once, load);
         return status;

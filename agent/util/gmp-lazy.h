@@ -25,9 +25,18 @@
 #include <gmp.h>
 #include <stddef.h>
 
+int gmp_lazy_load_once(void);
+extern _Atomic int gmp_lazy_loaded;
+
 /* Load libgmp and resolve every function below, once per process.
- * 0, or -1 when it cannot be loaded; gmp_lazy_error() says why. */
-int gmp_lazy_load(void);
+ * 0, or -1 when it cannot be loaded; gmp_lazy_error() says why. Once
+ * loaded, one atomic read. */
+static inline int gmp_lazy_load(void)
+{
+        if (__builtin_expect(__atomic_load_n(&gmp_lazy_loaded, __ATOMIC_ACQUIRE), 1))
+                return 0;
+        return gmp_lazy_load_once();
+}
 
 /* Why the load failed ("" before the first load, or after a success). */
 const char *gmp_lazy_error(void);
