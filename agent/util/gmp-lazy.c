@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 struct gmp_lazy_table gmp_lazy;
-_Atomic int gmp_lazy_loaded;
+int gmp_lazy_loaded;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const char *library = "libgmp.so.10";

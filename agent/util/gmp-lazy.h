@@ -26,7 +26,7 @@
 #include <stddef.h>
 
 int gmp_lazy_load_once(void);
-extern _Atomic int gmp_lazy_loaded;
+extern int gmp_lazy_loaded; /* read and written with __atomic builtins */
 
 /* Load libgmp and resolve every function below, once per process.
  * 0, or -1 when it cannot be loaded; gmp_lazy_error() says why. Once
