@@ -8,6 +8,8 @@
  * build the script result and take stdout from it). Prints the median and
  * 99th percentile per evaluation in microseconds, evaluations per second,
  * and the ratio to the baseline. The target is below 50 us per evaluation.
+ * Then the same figures for a Body of integers beyond 64 bits (GMP), N / 10
+ * evaluations.
  *
  *     build/bench/bench-body [N]        (default N = 200000)
  */
@@ -26,6 +28,13 @@
 static const char body[] = "return deploy(args.appName).stdout\n";
 static const char parameters_text[] = "{\"appName\": \"wordpress-app\"}";
 static const char *const scripts[] = {"deploy"};
+
+static const char big_body[] = "x = 2 ** 100\n"
+                               "s = 0\n"
+                               "for i in range(50):\n"
+                               "    s = s * 3 + x // (i + 1) - (s >> 7)\n"
+                               "return str(s % 10 ** 30) + hex(s)[-8:]\n";
+static const char big_result[] = "9015382164703500493781411187201a77680";
 
 typedef struct Stats {
         double median_us, p99_us, max_us, per_second;
@@ -69,6 +78,18 @@ static int eval_body(const json_t *parameters, const BodyHost *host, const BodyL
         return r;
 }
 
+static int eval_big(const BodyHost *host, const BodyLimits *lim)
+{
+        BodyOutcome o = {0};
+        int r = body_run(big_body, sizeof(big_body) - 1, NULL, NULL, 0, host, lim, &o);
+
+        if (r == 0 &&
+            (o.error_code != 0 || strcmp(json_string_value(o.value) ?: "", big_result) != 0))
+                r = -EINVAL;
+        body_outcome_clear(&o);
+        return r;
+}
+
 /* The same work without an interpreter: the cheapest code that turns the
  * Parameters into the script's stdout. */
 static int eval_baseline(void)
@@ -99,7 +120,8 @@ int main(int argc, char **argv)
         BodyLimits lim = BODY_LIMITS_DEFAULT;
         json_t *parameters = json_loads(parameters_text, 0, NULL);
         double *ns = calloc(n ? n : 1, sizeof(*ns)), t0, total;
-        Stats body_stats, base_stats;
+        Stats body_stats, base_stats, big_stats;
+        size_t n_big;
 
         if (n == 0 || !ns || !parameters) {
                 fprintf(stderr, "usage: %s [N > 0]\n", argv[0]);
@@ -130,6 +152,21 @@ int main(int argc, char **argv)
         }
         base_stats = summarise(ns, n, now_ns() - total);
 
+        n_big = n / 10 ? n / 10 : 1;
+        for (size_t i = 0; i < 100; i++)
+                if (eval_big(&host, &lim) < 0) {
+                        fprintf(stderr, "big-integer evaluation failed\n");
+                        return 1;
+                }
+        total = now_ns();
+        for (size_t i = 0; i < n_big; i++) {
+                t0 = now_ns();
+                if (eval_big(&host, &lim) < 0)
+                        return 1;
+                ns[i] = now_ns() - t0;
+        }
+        big_stats = summarise(ns, n_big, now_ns() - total);
+
         printf("Body: %s", body);
         printf("%zu evaluations each\n", n);
         printf("%-22s %10s %10s %10s %14s\n", "", "median us", "p99 us", "max us", "evals/s");
@@ -141,6 +178,9 @@ int main(int argc, char **argv)
                body_stats.median_us / base_stats.median_us);
         printf("target < %.0f us per evaluation: %s\n", TARGET_US,
                body_stats.median_us < TARGET_US ? "met" : "NOT met");
+        printf("\nBody of big integers (%zu evaluations):\n%s", n_big, big_body);
+        printf("%-22s %10.2f %10.2f %10.1f %14.0f\n", "body_run (parse+run)", big_stats.median_us,
+               big_stats.p99_us, big_stats.max_us, big_stats.per_second);
         free(ns);
         json_decref(parameters);
         return 0;

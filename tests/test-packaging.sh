@@ -83,6 +83,10 @@ check "the download program is executable" \
 for field in Provides Conflicts Replaces; do
     check "$field: murano-agent" test "$(dpkg-deb -f "$deb" "$field")" = "murano-agent"
 done
+# libgmp is dlopen()ed on first use, so shlibs cannot see it: the
+# control file names it, and the binary does not link it.
+check "the .deb depends on libgmp10" sh -c "dpkg-deb -f '$deb' Depends | tr ',' '\\n' | sed 's/^ *//' | grep -qx libgmp10"
+check "muranoagent does not link libgmp" sh -c "! readelf -d '$agent' | grep -q 'libgmp'"
 dpkg-deb -e "$deb" "$tmp/control"
 check "the sample configuration is the only conffile" \
     test "$(cat "$tmp/control/conffiles")" = "/etc/murano/agent.conf.sample"
@@ -250,6 +254,7 @@ EOF
         -e '^/usr/share/doc/muranoagent-[0-9]' | sed 's/\.gz$//' | sort >"$tmp/got-rpm"
     same "the .rpm holds exactly the expected files" "$tmp/want-rpm" "$tmp/got-rpm"
     check "the .rpm provides murano-agent" sh -c "rpm -qp --provides '$rpmfile' | grep -qx 'murano-agent = $version-1'"
+    check "the .rpm requires gmp" sh -c "rpm -qp --requires '$rpmfile' | grep -q '^gmp'"
     mkdir "$tmp/rpmroot"
     rpm2archive - <"$rpmfile" | tar -xzf - -C "$tmp/rpmroot"
     same "the .rpm's unit is the .deb's" "$root/lib/systemd/system/muranoagent.service" \

@@ -73,18 +73,25 @@ static uint64_t hash_big(BodyVM *vm, const BodyValue *v)
 
 static uint64_t hash_big_double(BodyVM *vm, double f)
 {
-        mpz_t z;
-        uint64_t h;
+        /* An integral |f| >= 2**63 is m * 2**shift with a 53-bit m and
+         * shift >= 11: its limbs are made here, as mpz_set_d() would make
+         * them, without loading GMP for a float key. */
+        mp_limb_t limbs[1024 / GMP_NUMB_BITS + 2] = {0};
+        int e;
+        double fr = frexp(fabs(f), &e);
+        uint64_t m = (uint64_t)ldexp(fr, 53);
+        unsigned shift = (unsigned)(e - 53), k = shift / GMP_NUMB_BITS, b = shift % GMP_NUMB_BITS;
+        mp_size_t n;
+        BodyValue tmp = {.kind = BV_INT, .big = true};
 
-        mpz_init_set_d(z, f);
-        {
-                BodyValue tmp = {.kind = BV_INT, .big = true};
-                tmp.z.limbs = (mp_limb_t *)mpz_limbs_read(z);
-                tmp.z.size = mpz_sgn(z) < 0 ? -(mp_size_t)mpz_size(z) : (mp_size_t)mpz_size(z);
-                h = hash_big(vm, &tmp);
-        }
-        mpz_clear(z);
-        return h;
+        _Static_assert(GMP_NUMB_BITS == 64, "limbs of 64 bits");
+        limbs[k] = (mp_limb_t)(m << b);
+        if (b)
+                limbs[k + 1] = (mp_limb_t)(m >> (64 - b));
+        n = limbs[k + 1] ? (mp_size_t)k + 2 : (mp_size_t)k + 1;
+        tmp.z.limbs = limbs;
+        tmp.z.size = f < 0 ? -n : n;
+        return hash_big(vm, &tmp);
 }
 
 static uint64_t hash_ptr(BodyVM *vm, const void *p)

@@ -27,6 +27,17 @@
 
 #define MAX_STR_DIGITS_MSG "Exceeds the limit (4300 digits) for integer string conversion"
 
+/* GMP is loaded when the first integer beyond 64 bits is made
+ * (util/gmp-lazy.h): 0, or -1 with MemoryError when it cannot be. */
+static inline int need_gmp(BodyVM *vm)
+{
+        if (gmp_lazy_load() == 0)
+                return 0;
+        bv_raise(vm, BV_EXC_MEMORY_ERROR,
+                 "integers beyond 64 bits need GMP, which cannot be loaded: %s", gmp_lazy_error());
+        return -1;
+}
+
 mpz_srcptr bv__int_view(const BodyValue *v, BvIntView *t)
 {
         int64_t i;
@@ -215,6 +226,8 @@ BodyValue *bv__int_from_double(BodyVM *vm, double d)
                                 "cannot convert float infinity to integer");
         if (d > -0x1p63 && d < 0x1p63)
                 return bv_int_new(vm, (int64_t)d);
+        if (need_gmp(vm) < 0)
+                return NULL;
         mpz_init_set_d(z, d);
         r = bv__int_from_mpz(vm, z);
         mpz_clear(z);
@@ -244,12 +257,16 @@ int bv__int_digits(BodyVM *vm, const BodyValue *v, unsigned base, bool upper, St
                    bool *ret_neg)
 {
         BvIntView t;
-        mpz_srcptr z = bv__int_view(v, &t);
-        size_t est = mpz_sizeinbase(z, (int)base), len;
+        mpz_srcptr z;
+        size_t est, len;
         void (*gmp_free)(void *, size_t);
         char *text;
         int r;
 
+        if (need_gmp(vm) < 0)
+                return -1;
+        z = bv__int_view(v, &t);
+        est = mpz_sizeinbase(z, (int)base);
         *ret_neg = mpz_sgn(z) < 0;
         /* mpz_sizeinbase() may say one digit too many: the exact count is
          * checked once the digits are there. */
@@ -360,7 +377,7 @@ int bv_int_parse(BodyVM *vm, const char *s, size_t len, int base, BodyValue **re
                          n);
                 return -1;
         }
-        if (bv__int_budget(vm, (uint64_t)n * 6, (base & (base - 1)) != 0) < 0) {
+        if (bv__int_budget(vm, (uint64_t)n * 6, (base & (base - 1)) != 0) < 0 || need_gmp(vm) < 0) {
                 free(clean);
                 return -1;
         }
@@ -391,10 +408,18 @@ static BodyValue *mpz_result(BodyVM *vm, mpz_t r)
 BodyValue *bv__int_binop_big(BodyVM *vm, BvBinOp op, BodyValue *av, BodyValue *bv)
 {
         BvIntView ta, tb;
-        mpz_srcptr a = bv__int_view(av, &ta), b = bv__int_view(bv, &tb);
-        uint64_t na = mpz_sizeinbase(a, 2), nb = mpz_sizeinbase(b, 2), nmax = na > nb ? na : nb;
+        mpz_srcptr a, b;
+        uint64_t na, nb, nmax;
         int64_t sb;
         mpz_t r;
+
+        if (need_gmp(vm) < 0)
+                return NULL;
+        a = bv__int_view(av, &ta);
+        b = bv__int_view(bv, &tb);
+        na = mpz_sizeinbase(a, 2);
+        nb = mpz_sizeinbase(b, 2);
+        nmax = na > nb ? na : nb;
 
         switch (op) {
         case BV_OP_ADD:
@@ -505,7 +530,7 @@ BodyValue *bv__int_unop_big(BodyVM *vm, BvUnaryOp op, BodyValue *v)
         mpz_srcptr a = bv__int_view(v, &t);
         mpz_t r;
 
-        if (bv__int_budget(vm, mpz_sizeinbase(a, 2) + 1, false) < 0)
+        if (need_gmp(vm) < 0 || bv__int_budget(vm, mpz_sizeinbase(a, 2) + 1, false) < 0)
                 return NULL;
         mpz_init(r);
         if (op == BV_OP_NEG)
@@ -525,7 +550,7 @@ BodyValue *bv__int_powmod(BodyVM *vm, BodyValue *bv_, BodyValue *ev, BodyValue *
 
         if (mpz_sgn(m) == 0)
                 return bv_raise(vm, BV_EXC_VALUE_ERROR, "pow() 3rd argument cannot be 0");
-        if (bv__int_budget(vm, 2 * mpz_sizeinbase(m, 2) + 64, true) < 0 ||
+        if (need_gmp(vm) < 0 || bv__int_budget(vm, 2 * mpz_sizeinbase(m, 2) + 64, true) < 0 ||
             bv__steps_charge(vm, mpz_sizeinbase(e, 2)) < 0)
                 return NULL;
         mpz_inits(r, base, am, NULL);
@@ -561,6 +586,27 @@ BodyValue *bv__int_round(BodyVM *vm, BodyValue *x, int64_t nd)
 
         if (nd >= 0)
                 return x->kind == BV_INT ? bv_ref(x) : bv_int_new(vm, x->b);
+        /* Within int64, without GMP: 10**18 is the largest power that fits. */
+        if (!bv__is_big(x) && nd >= -18) {
+                int64_t i = bv__int_of(x), pw = 1, quo, rem, res;
+                for (int64_t k = 0; k < -nd; k++)
+                        pw *= 10;
+                quo = i / pw;
+                rem = i % pw;
+                if (rem < 0) {
+                        quo--;
+                        rem += pw;
+                }
+                if (rem > pw - rem || (rem == pw - rem && (quo & 1)))
+                        quo++;
+                if (!__builtin_mul_overflow(quo, pw, &res))
+                        return bv_int_new(vm, res);
+        } else if (!bv__is_big(x) && (nd < -19 || (bv__int_of(x) >= -5000000000000000000 &&
+                                                   bv__int_of(x) <= 5000000000000000000))) {
+                return bv_int_new(vm, 0); /* at most half of 10**19: to even, 0 */
+        }
+        if (need_gmp(vm) < 0)
+                return NULL;
         /* 10**-nd beyond the number's own digits rounds it to 0. */
         if ((uint64_t)0 - (uint64_t)nd > mpz_sizeinbase(a, 10) + 1)
                 return bv_int_new(vm, 0);

@@ -32,7 +32,7 @@
  *   function payload's destroy callback. */
 #pragma once
 
-#include <gmp.h>
+#include "util/gmp-lazy.h"
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdbool.h>

@@ -119,8 +119,8 @@ typedef enum PlanScalarError {
 
 /* The value of an integer scalar that plan_scalar_resolve() found beyond
  * int64, as a big-integer string (util/pyjson.h): 0 with *ret, 1 when its
- * decimal text has more than 4300 digits (CPython's int() limit), or
- * -ENOMEM. */
+ * decimal text has more than 4300 digits (CPython's int() limit), 2 when
+ * GMP cannot be loaded (gmp_lazy_error() says why), or -ENOMEM. */
 int plan_scalar_bigint(const char *value, size_t len, json_t **ret);
 
 /* Resolve one scalar as PyYAML's safe_load would: tag is the event's tag

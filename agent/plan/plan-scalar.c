@@ -16,7 +16,7 @@
  * exponent), 0o17 and 08 are strings, 012 is octal 10. Timestamps stay
  * strings: a plan is JSON, which has no dates. */
 #include <errno.h>
-#include <gmp.h>
+#include "util/gmp-lazy.h"
 #include <locale.h>
 #include <math.h>
 #include <stdlib.h>
@@ -426,6 +426,8 @@ int plan_scalar_bigint(const char *value, size_t len, json_t **ret)
          * left to check, for decimal text as int() does. */
         if (base == 10 && !strchr(p, ':') && strlen(p) > 4300)
                 return 1;
+        if (gmp_lazy_load() < 0)
+                return 2;
         mpz_inits(z, part, NULL);
         if (strchr(p, ':')) {
                 /* Base 60, most significant part first. */

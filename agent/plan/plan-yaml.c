@@ -28,6 +28,7 @@
 #include <yaml.h>
 
 #include "plan/plan-internal.h"
+#include "util/gmp-lazy.h"
 #include "util/pyjson.h"
 #include "util/pyrepr.h"
 #include "util/strbuf.h"
@@ -290,6 +291,11 @@ static int on_scalar(Builder *b, const yaml_event_t *ev)
                         return r;
                 if (r == 0)
                         return attach(b, v);
+                if (r == 2)
+                        return fail_at(b, &ev->start_mark,
+                                       "Integer beyond 64 bits needs GMP, which cannot be "
+                                       "loaded: %s",
+                                       gmp_lazy_error());
                 if (b->depth > 0 && !expecting_key(b))
                         return fail_at(b, &ev->start_mark,
                                        "Integer has more than 4300 digits: %.*s...",
