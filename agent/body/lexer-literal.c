@@ -12,19 +12,9 @@
 #include <string.h>
 
 #include "body/lexer.h"
+#include "util/digit.h"
 #include "util/macro.h"
 #include "util/utf8.h"
-
-static int hexval(int c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
 
 /* The codec's position of byte offset `off` in s. */
 static size_t codec_pos(const char *s, size_t off)
@@ -133,8 +123,8 @@ int lexer_decode_escapes(const char *s, size_t n, bool raw, int line, AstArena *
                 hex:
                         cp = 0;
                         for (int k = 0; k < digits; k++) {
-                                int h = i < n ? hexval((unsigned char)s[i]) : -1;
-                                if (h < 0)
+                                int h = i < n ? digit_value((unsigned char)s[i]) : 36;
+                                if (h >= 16)
                                         return escape_error(
                                                 err, line, s, esc, i,
                                                 digits == 2   ? "truncated \\xXX escape"
@@ -260,7 +250,7 @@ int lexer_parse_number(const LexToken *tok, AstError *err, int64_t *ret_int, dou
         for (; p < n; p++) {
                 if (s[p] == '_')
                         continue;
-                int d = hexval((unsigned char)s[p]);
+                int d = digit_value((unsigned char)s[p]);
                 if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base) {
                         big = wrapped = true;
                         break;

@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "util/digit.h"
 #include "util/hexid.h"
 
 #define FN(name)                                                                                   \
@@ -181,17 +182,6 @@ static BodyValue *uuid_new(BodyVM *vm, const uint8_t bytes[16])
         return u;
 }
 
-static int hexval(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 BodyValue *bv__uuid_from_hex(BodyVM *vm, const char *hex)
 {
         uint8_t bytes[16];
@@ -205,14 +195,15 @@ BodyValue *bv__uuid_from_hex(BodyVM *vm, const char *hex)
         for (size_t i = 0; i < len; i++) {
                 if (hex[i] == '-' || ((hex[i] == '{' && i == 0) || (hex[i] == '}' && i == len - 1)))
                         continue;
-                if (k == 32 || hexval(hex[i]) < 0)
+                if (k == 32 || digit_value(hex[i]) >= 16)
                         goto bad;
                 digits[k++] = hex[i];
         }
         if (k != 32)
                 goto bad;
         for (int i = 0; i < 16; i++)
-                bytes[i] = (uint8_t)(hexval(digits[2 * i]) << 4 | hexval(digits[2 * i + 1]));
+                bytes[i] =
+                        (uint8_t)(digit_value(digits[2 * i]) << 4 | digit_value(digits[2 * i + 1]));
         return uuid_new(vm, bytes);
 bad:
         return bv_raise(vm, BV_EXC_VALUE_ERROR, "badly formed hexadecimal UUID string");

@@ -18,6 +18,7 @@
  * Conversions to and from decimal text keep CPython 3.11's limit of 4300
  * digits (sys.int_info.default_max_str_digits), with CPython's messages. */
 #include "body/value-internal.h"
+#include "util/digit.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -307,17 +308,6 @@ int bv__int_str(BodyVM *vm, const BodyValue *v, StrBuf *out)
             (r = strbuf_append(out, digits.data, digits.len)) < 0)
                 return bv__buf_error(vm, r);
         return 0;
-}
-
-static int digit_value(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'z')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'Z')
-                return c - 'A' + 10;
-        return 99;
 }
 
 int bv_int_parse(BodyVM *vm, const char *s, size_t len, int base, BodyValue **ret)

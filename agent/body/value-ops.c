@@ -2,6 +2,7 @@
  * detection, Python's float division rules, equality, ordering and
  * membership. The arithmetic operators themselves are in value-binop.c. */
 #include "body/value-internal.h"
+#include "util/digit.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -116,17 +117,6 @@ int bv__num_cmp(const BodyValue *a, const BodyValue *b)
                 return r == 2 ? 2 : -r;
         }
         return cmp_int_double(bv__int_of(a), b->f);
-}
-
-static int digit_value(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'z')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'Z')
-                return c - 'A' + 10;
-        return 99;
 }
 
 int bv__parse_int(const char *s, size_t len, int base, int64_t *ret)

@@ -16,6 +16,7 @@
  * exponent), 0o17 and 08 are strings, 012 is octal 10. Timestamps stay
  * strings: a plan is JSON, which has no dates. */
 #include <errno.h>
+#include "util/digit.h"
 #include "util/gmp-lazy.h"
 #include <locale.h>
 #include <math.h>
@@ -154,17 +155,6 @@ static char *strip_underscores(const char *s, size_t len, bool lower)
                         out[o++] = lower && s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] + 32) : s[i];
         out[o] = '\0';
         return out;
-}
-
-static int digit_value(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return 99;
 }
 
 /* Magnitude of s in base; false on a bad digit, an empty string or more
