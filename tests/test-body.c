@@ -731,8 +731,15 @@ static const Case runtime_cases[] = {
          "Exceeds the limit (4300 digits) for integer string conversion: value has 4301 digits; "
          "use sys.set_int_max_str_digits() to increase the limit",
          2},
-        {"return range(2 ** 64)", NULL, "OverflowError",
-         "cannot fit 'int' into an index-sized integer", 1},
+        {"r = range(2 ** 64, 2 ** 64 + 3)\nl = []\nfor x in r:\n    l.append(x)\n"
+         "return l, r[-1] in r, len(r), list(reversed(r))[0], r[::-1][0], r.index(2 ** 64 + 1), "
+         "r == range(2 ** 64, 2 ** 64 + 3), bool(range(2 ** 64, 2 ** 64)), repr(r)",
+         "[[18446744073709551616, 18446744073709551617, 18446744073709551618], true, 3, "
+         "18446744073709551618, 18446744073709551618, 1, true, false, "
+         "\"range(18446744073709551616, 18446744073709551619)\"]",
+         NULL, NULL, 0},
+        {"r = range(2 ** 64)\nx = r[-1]\nreturn len(r)", NULL, "OverflowError",
+         "Python int too large to convert to C ssize_t", 3},
         {"return str(10 ** 4300)", NULL, "ValueError",
          "Exceeds the limit (4300 digits) for integer string conversion; use "
          "sys.set_int_max_str_digits() to increase the limit",

@@ -110,9 +110,9 @@ BodyValue *bv__type_call_reversed(BodyVM *vm, BodyValue *self, BodyValue **args,
                 int64_t last = seq->range.start, stop;
                 if (seq->range.len > 0)
                         last += (seq->range.len - 1) * seq->range.step;
-                if (seq->range.step == INT64_MIN ||
+                if (seq->range.z[0] || seq->range.step == INT64_MIN ||
                     __builtin_sub_overflow(seq->range.start, seq->range.step, &stop))
-                        return bv__overflow(vm);
+                        return bv__range_reversed(vm, seq);
                 r = bv__range_new(vm, last, stop, -seq->range.step);
                 return r ? bv_iter(vm, r) : NULL;
         }

@@ -326,14 +326,27 @@ BodyValue *bv__type_call_range(BodyVM *vm, BodyValue *self, BodyValue **args, si
                                BodyValue *kwargs)
 {
         int64_t v[3] = {0, 0, 1};
+        bool big = false;
 
         if (bv__check_args(vm, "range", n, kwargs, 1, 3) < 0)
                 return NULL;
-        for (size_t i = 0; i < n; i++)
-                if (bv__as_index(vm, args[i], NULL, &v[n == 1 ? 1 : i]) < 0)
+        for (size_t i = 0; i < n; i++) {
+                if (bv__is_big(args[i])) {
+                        big = true;
+                        v[n == 1 ? 1 : i] = bv__int_of(args[i]);
+                } else if (bv__as_index(vm, args[i], NULL, &v[n == 1 ? 1 : i]) < 0) {
                         return NULL;
+                }
+        }
         if (v[2] == 0)
                 return bv_raise(vm, BV_EXC_VALUE_ERROR, "range() arg 3 must not be zero");
+        if (big) {
+                _cleanup_bv_ BodyValue *zero = bv_int_new(vm, 0), *one = bv_int_new(vm, 1);
+                if (!zero || !one)
+                        return NULL;
+                return bv__range_make(vm, n == 1 ? zero : args[0], n == 1 ? args[0] : args[1],
+                                      n == 3 ? args[2] : one);
+        }
         return bv__range_new(vm, v[0], v[1], v[2]);
 }
 

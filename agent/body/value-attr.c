@@ -21,6 +21,9 @@ const BvBuiltinDef *bv__find_method(BvKind kind, const char *name)
         case BV_TUPLE:
                 t = bv__tuple_methods;
                 break;
+        case BV_RANGE:
+                t = bv__range_methods;
+                break;
         case BV_DICT:
                 t = bv__dict_methods;
                 break;
@@ -192,9 +195,7 @@ BodyValue *bv_getattr(BodyVM *vm, BodyValue *obj, const char *name)
                 break;
         case BV_RANGE:
                 if (streq(name, "start") || streq(name, "stop") || streq(name, "step"))
-                        return bv_int_new(vm, streq(name, "start")  ? obj->range.start
-                                              : streq(name, "stop") ? obj->range.stop
-                                                                    : obj->range.step);
+                        return bv__range_part(vm, obj, name);
                 break;
         case BV_SLICE:
                 if (streq(name, "start"))

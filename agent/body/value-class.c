@@ -54,6 +54,7 @@ CLASS(bv_class_dict_valueiterator, "dict_valueiterator", NULL, NULL, NULL, 0);
 CLASS(bv_class_dict_itemiterator, "dict_itemiterator", NULL, NULL, NULL, 0);
 CLASS(bv_class_set_iterator, "set_iterator", NULL, NULL, NULL, 0);
 CLASS(bv_class_range_iterator, "range_iterator", NULL, NULL, NULL, 0);
+CLASS(bv_class_longrange_iterator, "longrange_iterator", NULL, NULL, NULL, 0);
 
 static BodyValue *exc_call(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
                            BodyValue *kwargs);
@@ -224,7 +225,7 @@ BodyValue *bv_type_of(const BodyValue *v)
                                                              : &bv_class_dict_itemiterator;
                         break;
                 case BV_ITER_RANGE:
-                        c = &bv_class_range_iterator;
+                        c = v->iter.fn ? &bv_class_longrange_iterator : &bv_class_range_iterator;
                         break;
                 case BV_ITER_MAP:
                         c = &bv_class_map;

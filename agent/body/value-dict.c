@@ -100,6 +100,38 @@ static uint64_t hash_ptr(BodyVM *vm, const void *p)
         return siphash13(vm->hash_key, &u, sizeof(u));
 }
 
+/* A range in the int form hashes as an equal int64 range does when its
+ * key (len, start, step) fits in int64. */
+static int range_hash(BodyVM *vm, BodyValue *v, uint64_t *ret)
+{
+        BodyValue *key[3];
+        int64_t parts[3];
+        bool small = true;
+        uint64_t h = 0x345678ULL;
+
+        if (bv__range_key(vm, v, key) < 0)
+                return -1;
+        for (size_t i = 0; i < 3; i++) {
+                small = small && !bv__is_big(key[i]);
+                parts[i] = bv__int_of(key[i]);
+        }
+        if (small) {
+                h = siphash13(vm->hash_key, parts, sizeof(parts));
+        } else {
+                for (size_t i = 0; i < 3; i++) {
+                        uint64_t hi = 0;
+                        if (bv_hash(vm, key[i], &hi) < 0)
+                                h = 0; /* ints always hash */
+                        h = (h ^ hi) * 0x100000001b3ULL;
+                        h ^= h >> 29;
+                }
+        }
+        for (size_t i = 0; i < 3; i++)
+                bv_unref(key[i]);
+        *ret = h;
+        return 0;
+}
+
 int bv_hash(BodyVM *vm, BodyValue *v, uint64_t *ret)
 {
         uint64_t h;
@@ -144,6 +176,11 @@ int bv_hash(BodyVM *vm, BodyValue *v, uint64_t *ret)
                 bv_depth_leave(vm);
                 break;
         case BV_RANGE: {
+                if (v->range.z[0]) {
+                        if (range_hash(vm, v, &h) < 0)
+                                return -1;
+                        break;
+                }
                 int64_t parts[3] = {v->range.len, v->range.len ? v->range.start : 0,
                                     v->range.len > 1 ? v->range.step : 0};
                 h = siphash13(vm->hash_key, parts, sizeof(parts));

@@ -16,7 +16,7 @@ extern BvClass bv_class_object, bv_class_nonetype, bv_class_bool, bv_class_int, 
         bv_class_list_iterator, bv_class_tuple_iterator, bv_class_list_reverseiterator,
         bv_class_str_iterator, bv_class_str_ascii_iterator, bv_class_dict_keyiterator,
         bv_class_dict_valueiterator, bv_class_dict_itemiterator, bv_class_set_iterator,
-        bv_class_range_iterator;
+        bv_class_range_iterator, bv_class_longrange_iterator;
 
 extern BvClass bv__exc_json_decode;
 
@@ -204,6 +204,26 @@ void bv__free_items(BodyVM *vm, BodyValue **items, size_t n);
 int bv__sort(BodyVM *vm, BodyValue **items, size_t n, BodyValue *key, bool reverse);
 BodyValue *bv__iter_new(BodyVM *vm, BvIterKind kind, BodyValue *src);
 BodyValue *bv__range_new(BodyVM *vm, int64_t start, int64_t stop, int64_t step);
+/* ---- ranges beyond int64 (value-range.c); these take any range ---- */
+/* range(start, stop, step) of ints or bools, step != 0. */
+BodyValue *bv__range_make(BodyVM *vm, BodyValue *start, BodyValue *stop, BodyValue *step);
+/* The same, always in the int form (z). */
+BodyValue *bv__range_make_big(BodyVM *vm, BodyValue *start, BodyValue *stop, BodyValue *step);
+BodyValue *bv__range_part(BodyVM *vm, BodyValue *r, const char *name);
+/* len(): OverflowError "Python int too large to convert to C ssize_t" past int64. */
+int bv__range_len(BodyVM *vm, BodyValue *r, size_t *ret);
+bool bv__range_truthy(const BodyValue *r);
+BodyValue *bv__range_item(BodyVM *vm, BodyValue *r, BodyValue *key);
+BodyValue *bv__range_slice(BodyVM *vm, BodyValue *r, BodyValue *slice);
+int bv__range_contains(BodyVM *vm, BodyValue *r, BodyValue *item);
+int bv__range_eq(BodyVM *vm, BodyValue *a, BodyValue *b);
+/* What equal ranges share: len, start (0 when empty), step (0 when len <= 1). */
+int bv__range_key(BodyVM *vm, BodyValue *r, BodyValue *ret[3]);
+int bv__range_repr(BodyVM *vm, BodyValue *r, StrBuf *out);
+BodyValue *bv__range_reversed(BodyVM *vm, BodyValue *r);
+BodyValue *bv__range_iter(BodyVM *vm, BodyValue *r);
+int bv__range_next(BodyVM *vm, BvIter *it, BodyValue **ret);
+extern const BvBuiltinDef bv__range_methods[];
 /* Next line of a file opened for reading (value-file.c): bv_next() rules. */
 int bv__file_next(BodyVM *vm, BodyValue *file, BodyValue **ret);
 

@@ -53,8 +53,7 @@ int bv_len(BodyVM *vm, BodyValue *v, size_t *ret)
                 *ret = v->dictview.dict->dict.len;
                 return 0;
         case BV_RANGE:
-                *ret = (size_t)v->range.len;
-                return 0;
+                return bv__range_len(vm, v, ret);
         default:
                 bv_raise(vm, BV_EXC_TYPE_ERROR, "object of type '%s' has no len()",
                          bv_type_name(v));
@@ -190,15 +189,24 @@ static BodyValue *seq_slice(BodyVM *vm, BodyValue *v, int64_t start, int64_t ste
 
 BodyValue *bv__range_new(BodyVM *vm, int64_t start, int64_t stop, int64_t step)
 {
-        BodyValue *r = bv__alloc(vm, BV_RANGE, 0);
+        BodyValue *r;
         __int128 len = 0;
 
-        if (!r)
-                return NULL;
         if (step > 0 && start < stop)
                 len = ((__int128)stop - start - 1) / step + 1;
         else if (step < 0 && start > stop)
                 len = ((__int128)start - stop - 1) / -(__int128)step + 1;
+        if (len > INT64_MAX) {
+                /* range(-2**63, 2**63 - 1): the length needs an int. */
+                _cleanup_bv_ BodyValue *a = bv_int_new(vm, start), *b = bv_int_new(vm, stop);
+                _cleanup_bv_ BodyValue *c = bv_int_new(vm, step);
+                if (!a || !b || !c)
+                        return NULL;
+                return bv__range_make_big(vm, a, b, c);
+        }
+        r = bv__alloc(vm, BV_RANGE, 0);
+        if (!r)
+                return NULL;
         r->range.start = start;
         r->range.stop = stop;
         r->range.step = step;
@@ -253,17 +261,22 @@ BodyValue *bv_getitem(BodyVM *vm, BodyValue *obj, BodyValue *key)
         }
         case BV_RANGE:
                 if (key->kind == BV_SLICE) {
+                        if (obj->range.z[0] || bv__is_big(key->slice.start) ||
+                            bv__is_big(key->slice.stop) || bv__is_big(key->slice.step))
+                                return bv__range_slice(vm, obj, key);
                         n = bv__slice_indices(vm, key, obj->range.len, &start, &stop, &step);
                         if (n < 0)
                                 return NULL;
-                        /* Every bound is inside the range, so these do not overflow. */
+                        /* compute_slice(): start and stop indices are in [-1, len]. */
                         __int128 s0 = obj->range.start + (__int128)start * obj->range.step;
+                        __int128 s1 = obj->range.start + (__int128)stop * obj->range.step;
                         __int128 st = (__int128)step * obj->range.step;
-                        __int128 s1 = s0 + (__int128)n * st;
                         if (st > INT64_MAX || st < INT64_MIN || s1 > INT64_MAX || s1 < INT64_MIN)
-                                return bv__overflow(vm);
+                                return bv__range_slice(vm, obj, key);
                         return bv__range_new(vm, (int64_t)s0, (int64_t)s1, (int64_t)st);
                 }
+                if (obj->range.z[0] && bv__is_intlike(key))
+                        return bv__range_item(vm, obj, key);
                 if (bv__is_big(key))
                         return bv_raise(vm, BV_EXC_INDEX_ERROR, "range object index out of range");
                 if (bv__as_index(vm, key, "range", &i) < 0)

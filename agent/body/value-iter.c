@@ -38,6 +38,8 @@ BodyValue *bv_iter(BodyVM *vm, BodyValue *v)
                 return it;
         }
         case BV_RANGE:
+                if (v->range.z[0])
+                        return bv__range_iter(vm, v);
                 it = bv__iter_new(vm, BV_ITER_RANGE, v);
                 if (!it)
                         return NULL;
@@ -215,6 +217,8 @@ int bv_next(BodyVM *vm, BodyValue *self, BodyValue **ret)
         case BV_ITER_DICT:
                 return next_dict(vm, it, ret);
         case BV_ITER_RANGE:
+                if (it->fn)
+                        return bv__range_next(vm, it, ret);
                 if (it->remaining == 0)
                         return 0;
                 *ret = bv_int_new(vm, it->cur);
@@ -259,6 +263,10 @@ int bv__collect(BodyVM *vm, BodyValue *iterable, BodyValue ***ret_items, size_t 
                 *ret_n = n;
                 return 0;
         }
+        if (iterable->kind == BV_RANGE && iterable->range.z[0] &&
+            bv__range_len(vm, iterable, &n) < 0)
+                return -1; /* list(range(2 ** 64)): CPython's length hint */
+        n = 0;
         it = bv_iter(vm, iterable);
         if (!it)
                 return -1;

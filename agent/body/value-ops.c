@@ -243,6 +243,8 @@ int bv_eq(BodyVM *vm, BodyValue *a, BodyValue *b)
         case BV_SET:
                 return b->kind == a->kind ? dict_eq(vm, a, b) : 0;
         case BV_RANGE:
+                if (b->kind == BV_RANGE && (a->range.z[0] || b->range.z[0]))
+                        return bv__range_eq(vm, a, b);
                 if (b->kind != BV_RANGE || a->range.len != b->range.len)
                         return 0;
                 if (a->range.len == 0)
@@ -399,8 +401,10 @@ static int contains(BodyVM *vm, BodyValue *container, BodyValue *item)
                 break;
         }
         case BV_RANGE:
+                if (container->range.z[0])
+                        return bv__range_contains(vm, container, item);
                 if (bv__is_big(item))
-                        return 0; /* range bounds are int64 */
+                        return 0; /* the range's values are int64 */
                 if (bv__is_number(item)) {
                         int64_t x;
                         if (item->kind == BV_FLOAT) {
@@ -502,7 +506,7 @@ bool bv_truthy(const BodyValue *v)
         case BV_SET:
                 return v->dict.len != 0;
         case BV_RANGE:
-                return v->range.len != 0;
+                return bv__range_truthy(v);
         case BV_DICTVIEW:
                 return v->dictview.dict->dict.len != 0;
         default:

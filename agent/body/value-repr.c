@@ -255,6 +255,8 @@ static int repr_value(BodyVM *vm, BodyValue *v, StrBuf *out, ReprCtx *ctx, bool 
         case BV_DICTVIEW:
                 return repr_container(vm, v, out, ctx);
         case BV_RANGE:
+                if (v->range.z[0])
+                        return bv__range_repr(vm, v, out);
                 if (v->range.step == 1)
                         PUT(strbuf_printf(out, "range(%" PRId64 ", %" PRId64 ")", v->range.start,
                                           v->range.stop));

@@ -212,6 +212,10 @@ static void release_contents(BodyValue *v)
         case BV_DICTVIEW:
                 bv_unref(TAKE_PTR(v->dictview.dict));
                 break;
+        case BV_RANGE:
+                for (size_t i = 0; i < 4; i++)
+                        bv_unref(TAKE_PTR(v->range.z[i]));
+                break;
         case BV_ITER:
                 bv_unref(TAKE_PTR(v->iter.src));
                 bv_unref(TAKE_PTR(v->iter.fn));

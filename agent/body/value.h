@@ -134,7 +134,8 @@ typedef struct BvIter {
         BvIterKind kind;
         BvDictView view; /* BV_ITER_DICT */
         BodyValue *src;  /* the iterated object, or the inner iterator (filter, enumerate) */
-        BodyValue *fn;   /* map, filter (None for filter(None, ...)) */
+        BodyValue *fn;   /* map, filter (None for filter(None, ...)); for a range
+                          * beyond int64 (value-range.c), the next value */
         BodyValue **its; /* map, zip: one iterator per argument */
         size_t n_its;
         size_t pos;       /* index, byte offset, or entry position */
@@ -177,9 +178,13 @@ struct BodyValue {
                         size_t cap;
                 } list;
                 BvDict dict; /* BV_DICT and BV_SET */
+                /* A range whose bounds and length fit in int64 keeps them in
+                 * start..len with z[0] NULL; otherwise z holds start, stop,
+                 * step and len as ints (value-range.c). */
                 struct {
                         int64_t start, stop, step;
                         int64_t len;
+                        BodyValue *z[4];
                 } range;
                 struct {
                         BodyValue *start, *stop, *step; /* None or int */

@@ -27,6 +27,16 @@ class Bunch(dict):
         return self.__getitem__(item)
 
 
+class Call:
+    """A builtin applied to arguments, made on both sides: reversed(range(...))."""
+
+    def __init__(self, name, *args):
+        self.name, self.args = name, args
+
+    def value(self):
+        return getattr(__builtins__, self.name)(*self.args)
+
+
 BUILTIN_NAMES = {id(len): "len", id(str): "str", id(abs): "abs", id(int): "int"}
 ATTRS = {id(str.lower): ["str", "lower"], id(str.strip): ["str", "strip"],
          id(str.upper): ["str", "upper"]}
@@ -44,7 +54,9 @@ def enc(v):
     if isinstance(v, slice):
         return {"$slice": [enc(v.start), enc(v.stop), enc(v.step)]}
     if isinstance(v, range):
-        return {"$call": ["range", [v.start, v.stop, v.step]]}
+        return {"$call": ["range", [enc(v.start), enc(v.stop), enc(v.step)]]}
+    if isinstance(v, Call):
+        return {"$call": [v.name, [enc(x) for x in v.args]]}
     if isinstance(v, tuple):
         return {"$tuple": [enc(x) for x in v]}
     if isinstance(v, (set, frozenset)):
@@ -292,6 +304,22 @@ CMPS = [
     ("GT", 2**64 + 1, 2.0**64), ("LT", 2**64 - 1, 2.0**64), ("GE", 2**53 + 1, 2.0**53 + 2),
     ("EQ", 2**64, "x"), ("LT", 2**64, "x"), ("IN", 2**64, [1, 2.0**64]), ("IN", 2**64, {2.0**64}),
     ("IN", 2**64, range(10)), ("LE", 2**63, 2**63), ("GE", 2**63 - 1, 2**63),
+    # ranges beyond 64 bits (value-range.c)
+    ("IN", 2**64 + 1, range(2**64, 2**64 + 3)), ("IN", 2**64 + 3, range(2**64, 2**64 + 3)),
+    ("IN", 2**64 - 1, range(2**64, 2**64 + 3)), ("IN", True, range(-2**64, 2**64)),
+    ("IN", 2**63, range(0, 2**64, 2**63)), ("IN", 2**63 + 1, range(0, 2**64, 2**63)),
+    ("IN", -2**64, range(2**64, -2**64 - 1, -2**64)), ("IN", 0, range(2**64, -2**64 - 1, -2**64)),
+    ("IN", 1, range(2**64, -2**64 - 1, -2**64)), ("IN", -2**64, range(2**64, -2**64, -2**64)),
+    ("IN", 2.0**64, range(2**64, 2**64 + 3)), ("IN", 2.5, range(2**64, 2**64 + 3)),
+    ("IN", "a", range(2**64, 2**64 + 3)),
+    ("IN", 2**64, range(2**64, 2**64)), ("IN", 2**63 - 1, range(2**63 - 1, 2**63)),
+    ("IN", 2**63, range(2**63 - 1, 2**63)), ("IN", -2**63 - 1, range(-2**63, 2**63 - 1)),
+    ("EQ", range(2**64, 2**64), range(0)), ("EQ", range(5, 2**64, 2**64), range(5, 6)),
+    ("EQ", range(2**64, 2**64 + 3), range(2**64, 2**64 + 3, 1)),
+    ("EQ", range(2**64, 2**64 + 3), range(2**64, 2**64 + 4)),
+    ("EQ", range(2**64, 2**64 + 3, 2), range(2**64, 2**64 + 4, 2)),
+    ("EQ", range(0, 2**64, 2**63), range(0, 2**64, 2**62)), ("NE", range(2**64), range(2**64)),
+    ("EQ", range(2**65), range(0, 2**65, 1)), ("EQ", range(-2**63, 2**63 - 1), range(-2**63, 2**63)),
     ("LT", [2**64, 1], [2**64, 2]), ("EQ", (2**64,), (2.0**64,)),
 ]
 cmp_rows = [("BV_CMP_" + op, j(a), j(b), outcome(lambda: eval("a %s b" % CMPOPS[op], {"a": a, "b": b})))
@@ -358,6 +386,19 @@ METHODS = [
     (5, "bit_length", (), {}), (-255, "bit_length", (), {}), (2.0, "is_integer", (), {}),
     (2.5, "is_integer", (), {}), (2**64, "bit_length", (), {}), (-2**64 - 1, "bit_length", (), {}),
     (2**63, "bit_length", (), {}), (-2**63, "bit_length", (), {}),
+    (range(10), "count", (3,), {}), (range(10), "count", (3.0,), {}), (range(10), "count", ("a",), {}),
+    (range(10), "index", (3,), {}), (range(10), "index", (3.0,), {}), (range(10), "index", (10,), {}),
+    (range(10), "index", (True,), {}), (range(10), "index", (3.5,), {}), (range(10), "index", ("a",), {}),
+    (range(10), "index", (), {}), (range(10), "count", (1, 2), {}), (range(10), "count", (), {"x": 1}),
+    (range(2**64, 2**64 + 3), "count", (2**64 + 2,), {}), (range(2**64, 2**64 + 3), "count", (2**64 + 3,), {}),
+    (range(2**64, 2**64 + 3), "count", (2.0**64,), {}),
+    (range(2**64, 2**64 + 3), "index", (2**64 + 2,), {}), (range(2**64, 2**64 + 3), "index", (2**64 + 3,), {}),
+    (range(2**64, 2**64 + 3), "index", (2**64 - 1,), {}), (range(2**64, 2**64 + 3), "index", (2.0**64,), {}),
+    (range(2**64, 2**64 + 3), "index", (1.5,), {}),
+    (range(0, 2**66, 2**64), "index", (3 * 2**64,), {}), (range(2**64, -2**64 - 1, -2**64), "index", (-2**64,), {}),
+    (range(2**64, -2**64 - 1, -2**64), "index", (1,), {}), (range(2**64, -2**64 - 1, -2**64), "count", (0,), {}),
+    (range(2**65), "index", (2**64 + 7,), {}), (range(-2**63, 2**63 - 1), "index", (2**63 - 2,), {}),
+    (range(-2**63, 2**63 - 1), "index", (2**63 - 1,), {}), (range(2**64, 2**64), "count", (2**64,), {}),
 ]
 # Deliberate differences from CPython (docs/body-builtins.md).
 METHOD_OVERRIDES = {
@@ -451,6 +492,43 @@ BUILTINS = [
     ("sorted", ([2**64, -2**64, 1.5, 2**63],), {}), ("isinstance", (2**64, int), {}),
     ("bool", (2**64,), {}), ("bool", (-2**64,), {}), ("format", (2**64, "_d"), {}),
     ("len", ([1] * 3,), {}),
+    # ranges beyond 64 bits (value-range.c)
+    ("list", (range(2**64, 2**64 + 3),), {}), ("list", (range(2**64 + 3, 2**64, -1),), {}),
+    ("list", (range(2**63 - 2, 2**63 + 1),), {}), ("list", (range(-2**63 + 1, -2**63 - 2, -1),), {}),
+    ("list", (range(0, 2**66, 2**64),), {}), ("list", (range(-2**64, 2**64 + 1, 2**64),), {}),
+    ("list", (range(2**64, -2**64 - 1, -2**64),), {}), ("list", (range(2**64, 2**64),), {}),
+    ("list", (range(2**64, 0),), {}), ("list", (range(0, 2**64, -1),), {}),
+    ("tuple", (range(2**64 + 5, 2**64),), {}), ("sum", (range(2**64, 2**64 + 3),), {}),
+    ("list", (range(2**64),), {}), ("list", (range(-2**63, 2**63 - 1),), {}),
+    ("list", (Call("reversed", range(2**64, 2**64 + 3)),), {}),
+    ("list", (Call("reversed", range(2**64 + 3, 2**64, -1)),), {}),
+    ("list", (Call("reversed", range(2**64, 2**64)),), {}),
+    ("list", (Call("reversed", range(2**63 - 3, 2**63 - 1)),), {}),
+    ("list", (Call("reversed", range(-2**63, -2**63 + 3)),), {}),
+    ("list", (Call("reversed", range(0, 2**65, 2**64)),), {}),
+    ("list", (Call("reversed", range(2**63 - 1, -2**63, -2**63 + 1)),), {}),
+    ("list", (Call("reversed", range(-2**63, 2**63 - 1, 2**63 - 1)),), {}),
+    ("repr", (range(2**64),), {}), ("repr", (range(2**64, 2**64 + 3),), {}),
+    ("repr", (range(-2**64, 2**64, 2**63),), {}), ("repr", (range(2**63 - 1, -2**64, -2**64),), {}),
+    ("repr", (range(-2**63, 2**63 - 1),), {}), ("str", (range(0, 2**63, 2**64),), {}),
+    ("repr", (range(2**64, 10**4300),), {}), ("repr", (range(True, 2**64),), {}),
+    ("len", (range(2**63 - 1),), {}), ("len", (range(2**63),), {}), ("len", (range(2**64),), {}),
+    ("len", (range(-2**63, 0),), {}), ("len", (range(-2**63, 2**63 - 1),), {}),
+    ("len", (range(2**64, 2**64 + 3),), {}), ("len", (range(2**64, 0),), {}),
+    ("len", (range(2**64, 0, -2**62),), {}), ("len", (range(2**65, 0, -2**64),), {}),
+    ("len", (range(0, 2**64, 2**63 - 1),), {}), ("len", (range(2**63, 2**63 + 2**63 - 1),), {}),
+    ("bool", (range(2**64),), {}), ("bool", (range(2**64, 2**64),), {}),
+    ("bool", (range(2**64, 0, 2**64),), {}), ("bool", (range(0, 2**64, -2**64),), {}),
+    ("bool", (range(-2**63, 2**63 - 1),), {}),
+    ("range", (2**64,), {}), ("range", (2**64, 0, 0), {}), ("range", (2**64, 1.5), {}),
+    ("range", (1.5, 2**64), {}), ("range", (0, 2**64, "a"), {}),
+    ("len", ({range(0), range(2**64, 2**64), range(5, 6), range(5, 2**64, 2**64),
+              range(2**64, 2**64 + 3), range(2**64, 2**64 + 3, 1), range(2**64, 2**64 + 4, 3),
+              range(2**64, 2**64 + 6, 3)},), {}),
+    ("getattr", (range(2**64, 2**65, -2**64), "start"), {}),
+    ("getattr", (range(2**64, 2**65, -2**64), "stop"), {}),
+    ("getattr", (range(2**64, 2**65, -2**64), "step"), {}),
+    ("getattr", (range(True, 2**64), "start"), {}),
 ]
 
 
@@ -464,7 +542,9 @@ builtin_rows = []
 for name, a, kw in BUILTINS:
     enc_args = []
     for x in a:
-        if isinstance(x, map):
+        if isinstance(x, Call):
+            enc_args.append(enc(x))
+        elif isinstance(x, map):
             enc_args.append({"$call": ["map", [{"$builtin": "abs"}, [-1, -2]]]})
         elif isinstance(x, filter):
             enc_args.append({"$call": ["filter", [None, [0, 1, "", "a"]]]})
@@ -481,7 +561,7 @@ for name, a, kw in BUILTINS:
         elif type(x).__name__ == "range_iterator":
             enc_args.append({"$call": ["reversed", [{"$call": ["range", [1, 10, 3]]}]]})
         elif isinstance(x, range):
-            enc_args.append({"$call": ["range", [x.start, x.stop, x.step]]})
+            enc_args.append(enc(x))
         elif type(x).__name__ == "list_iterator":
             enc_args.append({"$call": ["iter", [[]]]})
         elif isinstance(x, type):
@@ -494,6 +574,7 @@ for name, a, kw in BUILTINS:
             enc_args.append(t(x))
         else:
             enc_args.append(enc(x))
+    a = tuple(x.value() if isinstance(x, Call) else x for x in a)
     res = outcome(lambda: lazy(name, a, kw))
     builtin_rows.append((name, json.dumps(enc_args, ensure_ascii=False), j(kw), res))
 
@@ -512,6 +593,27 @@ GETITEMS = [
     ([1, 2, 3], 2**64), ([1, 2, 3], -2**64), ((1, 2), 2**64), ("ab", 2**64), ({2**64: "x"}, 2.0**64),
     ({2.0**64: "x"}, 2**64), ({1: "x"}, 2**64), ([1, 2, 3], S(-2**64, 2**64, None)),
     ([1, 2, 3], S(None, None, -2**64)), ("abc", S(2**64, None, -1)), (range(10), 2**64),
+    # ranges beyond 64 bits (value-range.c)
+    (range(10), S(1, 8, 3)), (range(10), S(None, None, 2**64)), (range(10), S(-2**64, 2**64, None)),
+    (range(10), S(None, None, -2**64)), (range(2**63 - 1), S(None, None, -1)),
+    (range(-2**63, 2**63 - 1, 2**63 - 1), S(None, None, -1)), (range(2**63 - 1), S(None, None, 2**63)),
+    (range(2**64, 2**64 + 3), 0), (range(2**64, 2**64 + 3), 2), (range(2**64, 2**64 + 3), 3),
+    (range(2**64, 2**64 + 3), -1), (range(2**64, 2**64 + 3), -3), (range(2**64, 2**64 + 3), -4),
+    (range(2**64, 2**64 + 3), True), (range(2**64, 2**64 + 3), 2**64), (range(2**64, 2**64 + 3), 1.0),
+    (range(2**64, 2**64 + 3), "a"), (range(2**64), -1), (range(2**64), 2**63), (range(2**65), 2**64),
+    (range(2**65), -2**65), (range(2**65), -2**65 - 1), (range(2**65), 2**65),
+    (range(2**64, -2**64, -2**63), 3), (range(2**64, -2**64, -2**63), -1),
+    (range(-2**63, 2**63 - 1), 2**64 - 2), (range(-2**63, 2**63 - 1), 2**64 - 1),
+    (range(-2**63, 2**63 - 1), -1), (range(2**64, 2**64), 0), (range(2**63 - 1, 2**63), 0),
+    (range(2**64, 2**64 + 10), S(2, 8, 3)), (range(2**64, 2**64 + 10), S(None, None, -1)),
+    (range(2**64, 2**64 + 10), S(-3, None, None)), (range(2**64, 2**64 + 10), S(100, -100, -2)),
+    (range(2**64, 2**64 + 10), S(None, None, 0)), (range(2**64, 2**64 + 10), S("a", None, None)),
+    (range(2**64, 2**64 + 10), S(None, 1.5, None)), (range(2**64, 2**64 + 10), S(None, None, 2**64)),
+    (range(2**65), S(2**64, None, None)), (range(2**65), S(None, None, -2**64)),
+    (range(2**65), S(-2**64, -1, 2**63)), (range(2**64, -2**64, -3), S(1, None, -5)),
+    (range(2**64, 2**64), S(None, None, -1)), (range(0, 2**64, 2**63), S(None, None, -1)),
+    ({range(5, 6): "x"}, range(5, 2**64, 2**64)), ({range(0): "e"}, range(2**64, 2**64)),
+    ({range(2**64, 2**64 + 3): "b"}, range(2**64, 2**64 + 3, 1)),
 ]
 getitem_rows = [(j(v), j(k), outcome(lambda: v[k])) for v, k in GETITEMS]
 
