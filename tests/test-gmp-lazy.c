@@ -59,6 +59,7 @@ START_TEST(test_body_big_is_memory_error)
                 "return round(9223372036854775807, -1)",
                 "return pow(3, -1, 7)",
                 "x = 2 ** 62\nreturn x * x",
+                "return len(range(-9223372036854775808, 9223372036854775807))",
         };
 
         for (size_t i = 0; i < ELEMENTSOF(bodies); i++) {
@@ -99,6 +100,10 @@ START_TEST(test_body_small_without_gmp)
                  "1e20 == 1e20, int(1e18)]",
                  "[\"a\", \"b\", true, 1000000000000000000]"},
                 {"return pow(3, 200, 7)", "2"},
+                {"r = range(-4611686018427387904, 4611686018427387904, 2 ** 61)\n"
+                 "return [r[1], r[-1], 5 in r, r == range(-2 ** 62, 2 ** 62 - 1, 2 ** 61), "
+                 "list(reversed(range(3)))]",
+                 "[-2305843009213693952, 2305843009213693952, false, true, [2, 1, 0]]"},
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {

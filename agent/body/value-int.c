@@ -250,6 +250,13 @@ int bv__int_cmp_double(const BodyValue *v, double f)
 int bv__int_cmp(const BodyValue *a, const BodyValue *b)
 {
         BvIntView ta, tb;
+
+        /* Two ints within 64 bits need no GMP, which may not be loaded yet:
+         * range() compares its bounds this way before any big int exists. */
+        if (!bv__is_big(a) && !bv__is_big(b)) {
+                int64_t x = bv__int_of(a), y = bv__int_of(b);
+                return x < y ? -1 : x > y;
+        }
         int c = mpz_cmp(bv__int_view(a, &ta), bv__int_view(b, &tb));
         return c < 0 ? -1 : c > 0;
 }
