@@ -231,11 +231,12 @@ static char *key_text(const PlanScalar *sc, const char *value, size_t len)
         }
 }
 
-static int on_key(Builder *b, const yaml_event_t *ev, const PlanScalar *sc)
+/* Makes key, which it takes (NULL when it could not be made), the key
+ * whose value comes next in the open mapping. */
+static int set_key(Builder *b, const yaml_event_t *ev, char *key_in)
 {
-        const char *value = (const char *)ev->data.scalar.value;
         Frame *top = &b->frames[b->depth - 1];
-        _cleanup_free_ char *key = key_text(sc, value, ev->data.scalar.length);
+        _cleanup_free_ char *key = key_in;
 
         if (!key)
                 return -ENOMEM;
@@ -247,6 +248,12 @@ static int on_key(Builder *b, const yaml_event_t *ev, const PlanScalar *sc)
         }
         top->key = TAKE_PTR(key);
         return 0;
+}
+
+static int on_key(Builder *b, const yaml_event_t *ev, const PlanScalar *sc)
+{
+        return set_key(b, ev,
+                       key_text(sc, (const char *)ev->data.scalar.value, ev->data.scalar.length));
 }
 
 static int on_scalar(Builder *b, const yaml_event_t *ev)
@@ -283,12 +290,18 @@ static int on_scalar(Builder *b, const yaml_event_t *ev)
         }
         case PLAN_SCALAR_RANGE: {
                 /* Python's ints have no bound: the value is kept exactly,
-                 * except as a key (which JSON has as text) or past CPython's
-                 * 4300-digit conversion limit. The text matched the integer
-                 * grammar: digits, signs, x, b, _ and :. */
-                int r = b->depth == 0 || expecting_key(b) ? 1 : plan_scalar_bigint(value, len, &v);
+                 * as a key in its decimal text (json.dumps writes int keys
+                 * so), up to CPython's 4300-digit conversion limit. The text
+                 * matched the integer grammar: digits, signs, x, b, _ and :. */
+                int r = b->depth == 0 ? 1 : plan_scalar_bigint(value, len, &v);
                 if (r < 0)
                         return r;
+                if (r == 0 && expecting_key(b)) {
+                        /* The big-integer string is 0xFF and the digits. */
+                        char *key = strdup(json_string_value(v) + 1);
+                        json_decref(v);
+                        return set_key(b, ev, key);
+                }
                 if (r == 0)
                         return attach(b, v);
                 if (r == 2)
@@ -296,7 +309,7 @@ static int on_scalar(Builder *b, const yaml_event_t *ev)
                                        "Integer beyond 64 bits needs GMP, which cannot be "
                                        "loaded: %s",
                                        gmp_lazy_error());
-                if (b->depth > 0 && !expecting_key(b))
+                if (b->depth > 0)
                         return fail_at(b, &ev->start_mark,
                                        "Integer has more than 4300 digits: %.*s...",
                                        SCALAR_QUOTE_MAX - 3, value);
