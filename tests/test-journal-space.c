@@ -248,6 +248,31 @@ START_TEST(test_full_disk)
 }
 END_TEST
 
+/* A full disk with the reserve spent, when the stamp must be made durable
+ * at a removal: plan.json holds the stamp's only durable copy, so the
+ * entry stays whole and the removal fails, to be tried again with room;
+ * only a done record may use the entry's own room. */
+START_TEST(test_full_disk_keeps_stamp)
+{
+        _cleanup_(journal_freep) Journal *j = NULL;
+        char ts[JOURNAL_TS_MAX];
+
+        space_free = INT64_MAX / 2;
+        j = open_space(0);
+        put_stamped(j, ts, 777);
+        ck_assert_int_eq(journal_put_result(j, ts, ANSWER, strlen(ANSWER)), 0);
+
+        space_free = 0;
+        ck_assert_int_eq(journal_remove(j, ts, true), -ENOSPC);
+        ck_assert(exists_ts("plans/<ts>/plan.json", ts));
+        ck_assert(exists_ts("plans/<ts>/result.json", ts));
+
+        space_free = INT64_MAX / 2;
+        ck_assert_int_eq(journal_remove(j, ts, true), 0);
+        ck_assert(!exists_ts("plans/<ts>", ts));
+}
+END_TEST
+
 /* A disk that is not full but refuses with another error: the reserve is
  * not touched and the error comes back. */
 static ssize_t eio_write(int fd, const void *buf, size_t n)
@@ -278,6 +303,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_reserve_made);
         tcase_add_test(tc, test_full_at_open);
         tcase_add_test(tc, test_full_disk);
+        tcase_add_test(tc, test_full_disk_keeps_stamp);
         tcase_add_test(tc, test_other_errors);
 }
 

@@ -448,12 +448,14 @@ int journal_remove(Journal *j, const char *ts, bool record)
                         break;
                 r = 0;
         }
-        /* Full, and the reserve spent: the entry's own room is what is
-         * left. Its result is kept in memory, the entry removed, and the
-         * record appended then; should that fail too, the plan has no
-         * record (a redelivery would run it again), but its result is not
-         * published again and again. */
-        if ((r == -ENOSPC || r == -EDQUOT) && journal_load_result(j, ts, &late, &late_len) == 0)
+        /* Full, and the reserve spent, when the done record was written
+         * (never when the stamp was: plan.json may hold its only durable
+         * copy): the entry's own room is what is left. Its result is kept
+         * in memory, the entry removed, and the record appended then;
+         * should that fail too, the plan has no record (a redelivery would
+         * run it again), but its result is not published again and again. */
+        if ((r == -ENOSPC || r == -EDQUOT) && name[0] &&
+            journal_load_result(j, ts, &late, &late_len) == 0)
                 r = 0;
         if (r >= 0)
                 r = e ? entry_remove(j, ts, e) : journal_rm_rf_at(j, j->plans_fd, ts);
