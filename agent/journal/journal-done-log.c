@@ -131,6 +131,7 @@ static int log_rotate(Journal *j)
 int journal_done_log_append(Journal *j, JournalDone *rec, const char *text)
 {
         char hdr[128];
+        bool new_name = j->log_fd < 0;
         int n, r;
 
         if (j->log_fd < 0) {
@@ -144,6 +145,7 @@ int journal_done_log_append(Journal *j, JournalDone *rec, const char *text)
                 r = log_rotate(j);
                 if (r < 0)
                         return r;
+                new_name = true;
         }
         r = journal_write_fd(j, j->log_fd, hdr, (size_t)n);
         if (r == 0)
@@ -158,7 +160,14 @@ int journal_done_log_append(Journal *j, JournalDone *rec, const char *text)
         rec->where = JOURNAL_DONE_LOG;
         rec->off = j->log_size + n;
         j->log_size += (off_t)((size_t)n + rec->len + 1);
-        return 0;
+        /* The record is on the disk before the entry it stands for is
+         * unlinked (journal_remove()): with delayed allocation the unlinks
+         * could reach the disk first, and after a power loss a redelivery
+         * would run the plan again. A new or rotated file's name too. */
+        r = journal_sync(j, j->log_fd);
+        if (r == 0 && new_name)
+                r = journal_sync(j, j->done_fd);
+        return r;
 }
 
 int journal_done_log_read(Journal *j, const JournalDone *rec, char **ret)
