@@ -93,7 +93,8 @@ static void answer_unkept(DaemonWork *w, int code, const char *message)
         int rc;
 
         if (w->body && w->body_len > 0)
-                body = json_loadb((const char *)w->body, w->body_len, JSON_REJECT_DUPLICATES, NULL);
+                body = pyjson_loadb((const char *)w->body, w->body_len, JSON_REJECT_DUPLICATES,
+                                    NULL);
         if (json_is_object(body)) {
                 id = json_object_get(body, "ID");
                 brt = json_object_get(body, "ReplyTo");

@@ -53,7 +53,8 @@ sized_plan() {
 import json, sys
 path, pid, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 plan = {
-    "FormatVersion": "2.1.0", "Version": "1.0.0", "Name": "itest " + pid, "Parameters": {},
+    "FormatVersion": "2.1.0", "Version": "1.0.0", "Name": "itest " + pid,
+    "Parameters": {"n": 123456789012345678901234567890},  # read as Python reads it
     "Body": "return run().stdout",
     "Scripts": {"run": {"Type": "Application", "Version": "1.0.0", "EntryPoint": "f1",
                         "Files": [], "Options": {"captureStdout": True, "captureStderr": True}}},
@@ -66,6 +67,7 @@ EOF_PY
 }
 mkdir -p "$T/plans"
 sized_plan "$T/plans/big" big $((3 << 20))
+sized_plan "$T/plans/big-2" big-2 $((3 << 20))
 for i in 1 2 3; do sized_plan "$T/plans/small-$i" "small-$i" 100; done
 for i in 1 2 3; do sized_plan "$T/plans/full-$i" "full-$i" 100; done
 sized_plan "$T/plans/large" large $((500 << 10))
@@ -95,6 +97,15 @@ check "the log shows the condition" log_has a "storage .* is full \(No space lef
 check "STATUS= shows it" grep -q "storage full (No space left on device)" "$T/status"
 check "the condition ended when the small plans were stored" \
     wait_for 15 log_has a "storage .* has room again"
+
+# The answer's SourceID is the body's ID, also when the message_id differs
+# and the body holds an integer beyond 64 bits (as every plan here does).
+amqp publish --message-id not-the-plan-id "$q" "$T/plans/big-2" >/dev/null || bail "cannot publish"
+mkdir -p "$T/r1b"
+same "a big plan sent under another message_id" 1 \
+    "$(amqp drain --count 1 --idle 30000 --out "$T/r1b" "$rq")"
+same "is answered 104 under its body's ID" "$(printf 'big-2\t104')" \
+    "$(results_table "$T/r1b" | cut -f1,2)"
 
 # 2. The disk filled to its last block: plans are answered from the reserve.
 dd if=/dev/zero of="$T/a/storage/filler" bs=4k 2>/dev/null
