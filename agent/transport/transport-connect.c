@@ -180,8 +180,9 @@ static bool no_listener(int status, int cause, bool ssl)
         case ENETUNREACH:
         case EHOSTDOWN:
         case ENETDOWN:
-        case ETIMEDOUT:
                 return true;
+        case ETIMEDOUT:
+                return !ssl;
         default:
                 return false;
         }
