@@ -6,6 +6,18 @@
 #include <check.h>
 #include <stdlib.h>
 
+/* A decimal literal of 4301 digits, one past CPython 3.11's limit on
+ * int/str conversion (sys.int_info.default_max_str_digits). */
+#define DIGITS_100                                                                                 \
+        "1111111111111111111111111111111111111111111111111111111111111111111111111111111111111111" \
+        "111"                                                                                      \
+        "111111111"
+#define DIGITS_1000                                                                                \
+        DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100    \
+                DIGITS_100 DIGITS_100
+#define DIGITS_4301                                                                                \
+        DIGITS_1000 DIGITS_1000 DIGITS_1000 DIGITS_1000 DIGITS_100 DIGITS_100 DIGITS_100 "1"
+
 static inline int check_run(Suite *s)
 {
         SRunner *sr = srunner_create(s);

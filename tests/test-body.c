@@ -24,6 +24,7 @@
 #include "body/body.h"
 #include "body/lexer.h"
 #include "body/parser.h"
+#include "check-main.h"
 #include "util/macro.h"
 #include "util/pyjson.h"
 
@@ -442,16 +443,6 @@ START_TEST(test_unsupported)
 }
 END_TEST
 
-#define DIGITS_100                                                                                 \
-        "1111111111111111111111111111111111111111111111111111111111111111111111111111111111111111" \
-        "111"                                                                                      \
-        "111111111"
-#define DIGITS_1000                                                                                \
-        DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100    \
-                DIGITS_100 DIGITS_100
-#define BIG_LITERAL_4301                                                                           \
-        DIGITS_1000 DIGITS_1000 DIGITS_1000 DIGITS_1000 DIGITS_100 DIGITS_100 DIGITS_100 "1"
-
 /* The evaluator. Deliberate differences from CPython: the Body's budget
  * (MemoryError, ResourceLimitError) for ints CPython would spend minutes or
  * all its memory on, imports beyond json and uuid, ResourceLimitError that no
@@ -709,7 +700,7 @@ static const Case runtime_cases[] = {
          "1000000000000000000000, 1180591620717411303424, 9223372036854775808, "
          "9223372036854775807]",
          NULL, NULL, 0},
-        {"x = 1\nreturn " BIG_LITERAL_4301, NULL, "SyntaxError",
+        {"x = 1\nreturn " DIGITS_4301, NULL, "SyntaxError",
          "Exceeds the limit (4300 digits) for integer string conversion: value has 4301 digits; "
          "use sys.set_int_max_str_digits() to increase the limit - Consider hexadecimal for huge "
          "integer literals to avoid decimal conversion limits. (<string>, line 3)",

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check-main.h"
 #include "plan/plan.h"
 #include "util/fileio.h"
 #include "util/pyjson.h"
@@ -22,16 +23,6 @@
 
 #define PLANS     TEST_DATA_DIR "/plans/"
 #define REFERENCE TEST_DATA_DIR "/../../plans/reference/"
-
-#define DIGITS_100                                                                                 \
-        "1111111111111111111111111111111111111111111111111111111111111111111111111111111111111111" \
-        "111"                                                                                      \
-        "111111111"
-#define DIGITS_1000                                                                                \
-        DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100 DIGITS_100    \
-                DIGITS_100 DIGITS_100
-#define DIGITS_4301                                                                                \
-        DIGITS_1000 DIGITS_1000 DIGITS_1000 DIGITS_1000 DIGITS_100 DIGITS_100 DIGITS_100 "1"
 
 typedef int (*ParseFn)(const char *, size_t, const PlanLimits *, json_t **, PlanError *);
 
