@@ -249,25 +249,6 @@ static unsigned n_records(const char *file)
         return n / 2;
 }
 
-static char *done_dir(void)
-{
-        _cleanup_free_ char *p = pathf("plans/done");
-        struct dirent **names;
-        StrBuf b = STRBUF_INIT;
-        int n = scandir(p, &names, NULL, alphasort);
-        char *s;
-
-        ck_assert_int_ge(n, 0);
-        for (int i = 0; i < n; i++) {
-                if (names[i]->d_name[0] != '.')
-                        strbuf_printf(&b, "%s%s", b.len ? " " : "", names[i]->d_name);
-                free(names[i]);
-        }
-        free(names);
-        ck_assert_int_eq(strbuf_steal(&b, &s), 0);
-        return s ? s : strdup("");
-}
-
 static off_t file_size(const char *rel)
 {
         _cleanup_free_ char *p = pathf("%s", rel);
@@ -295,7 +276,7 @@ START_TEST(test_done)
         ck_assert_int_eq(journal_remove(j, ts, true), 0);
         dir = plans_dir();
         ck_assert_str_eq(dir, "done");
-        free(dir), dir = done_dir();
+        free(dir), dir = dir_names("plans/done");
         ck_assert_str_eq(dir, "records");
         ck_assert_uint_eq(n_records("records"), 1);
         text = slurp_rel("plans/done/records");
@@ -425,7 +406,7 @@ START_TEST(test_done_old_format)
         ck_assert_ptr_null(none);
 
         finish(j, "{\"SourceID\": \"abc\", \"n\": 2}", true);
-        dir = done_dir();
+        dir = dir_names("plans/done");
         ck_assert_str_eq(dir, HASH_1 " records");
         ck_assert_int_eq(lookup(j, json_string("abc"), &text), 1);
         ck_assert_str_eq(text, "{\"SourceID\": \"abc\", \"n\": 2}");
@@ -519,7 +500,7 @@ START_TEST(test_done_rotation)
                                          file_size("plans/done/records.old"),
                                  2000 + one);
         }
-        dir = done_dir();
+        dir = dir_names("plans/done");
         ck_assert_str_eq(dir, "records records.old");
         ck_assert_int_eq(lookup(j, json_string("p199"), &text), 1);
         free(text), text = NULL;

@@ -386,12 +386,12 @@ static inline void put_file(const char *rel, const char *text)
         fclose(f);
 }
 
-/* The names in storage/plans, sorted and joined by spaces, but for the
- * reserve, which every journal with the default options keeps
- * (test-journal-space.c checks it). */
-static inline char *plans_dir(void)
+/* The names in storage/REL, sorted and joined by spaces ("" for none), but
+ * for the reserve, which every journal with the default options keeps in
+ * plans/ (test-journal-space.c checks it). */
+static inline char *dir_names(const char *rel)
 {
-        _cleanup_free_ char *p = pathf("plans");
+        _cleanup_free_ char *p = pathf("%s", rel);
         struct dirent **names;
         StrBuf b = STRBUF_INIT;
         int n = scandir(p, &names, NULL, alphasort);
@@ -406,7 +406,12 @@ static inline char *plans_dir(void)
         }
         free(names);
         ck_assert_int_eq(strbuf_steal(&b, &s), 0);
-        return s;
+        return s ? s : strdup("");
+}
+
+static inline char *plans_dir(void)
+{
+        return dir_names("plans");
 }
 
 /* What the reference's _get_first_timestamp(filename) picks: the lowest
