@@ -108,11 +108,16 @@ BodyValue *bv__type_call_reversed(BodyVM *vm, BodyValue *self, BodyValue **args,
                 /* A range running the other way: start at the last value. */
                 _cleanup_bv_ BodyValue *r = NULL;
                 int64_t last = seq->range.start, stop;
-                if (seq->range.len > 0)
-                        last += (seq->range.len - 1) * seq->range.step;
                 if (seq->range.z[0] || seq->range.step == INT64_MIN ||
                     __builtin_sub_overflow(seq->range.start, seq->range.step, &stop))
                         return bv__range_reversed(vm, seq);
+                /* The last value is one of the range's, so it fits; the
+                 * product on the way there may not (range(-2**63 + 1,
+                 * 2**63 - 1, 2)), so the sum is taken modulo 2**64. */
+                if (seq->range.len > 0)
+                        last = (int64_t)((uint64_t)seq->range.start +
+                                         (uint64_t)(seq->range.len - 1) *
+                                                 (uint64_t)seq->range.step);
                 r = bv__range_new(vm, last, stop, -seq->range.step);
                 return r ? bv_iter(vm, r) : NULL;
         }
