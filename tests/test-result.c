@@ -28,7 +28,8 @@ START_TEST(test_success_bytes)
         char *text = NULL, *want = fixture("success.json");
 
         body = json_pack("{s:i,s:s,s:n}", "exitCode", 0, "stdout", "caf\xc3\xa9 ok", "stderr");
-        ck_assert_int_eq(result_new_success_at(&r, "5b1f0e3c9d2a4b7e8f6a1c2d3e4f5a6b", &t, sid, body), 0);
+        ck_assert_int_eq(
+                result_new_success_at(&r, "5b1f0e3c9d2a4b7e8f6a1c2d3e4f5a6b", &t, sid, body), 0);
         ck_assert_int_eq(result_set_reply_to(r, NULL), 0);
         ck_assert_int_eq(result_to_text(r, &text), 0);
         ck_assert_str_eq(text, want);
@@ -70,10 +71,12 @@ START_TEST(test_error_null_message)
                                              NULL, NULL),
                          0);
         ck_assert_int_eq(result_to_text(r, &text), 0);
-        ck_assert_str_eq(text, "{\"FormatVersion\": \"2.0.0\", \"ID\": \"0123456789abcdef0123456789abcdef\", "
-                               "\"SourceID\": \"\", \"Action\": \"Execution:Result\", \"ErrorCode\": 2, "
-                               "\"Body\": {\"Message\": null, \"AdditionalInfo\": null}, "
-                               "\"Time\": \"2024-05-10 12:34:56\"}");
+        ck_assert_str_eq(
+                text,
+                "{\"FormatVersion\": \"2.0.0\", \"ID\": \"0123456789abcdef0123456789abcdef\", "
+                "\"SourceID\": \"\", \"Action\": \"Execution:Result\", \"ErrorCode\": 2, "
+                "\"Body\": {\"Message\": null, \"AdditionalInfo\": null}, "
+                "\"Time\": \"2024-05-10 12:34:56\"}");
         free(text);
         json_decref(r);
 }
@@ -107,13 +110,17 @@ START_TEST(test_fresh_id_and_time)
         const char *id1, *id2, *tm;
         const char *key;
         json_t *v;
-        const char *order[] = {"FormatVersion", "ID", "SourceID", "Action", "ErrorCode", "Body", "Time"};
+        const char *order[] = {"FormatVersion", "ID",   "SourceID", "Action",
+                               "ErrorCode",     "Body", "Time"};
         size_t i = 0;
 
-        ck_assert_int_eq(regcomp(&id_re, "^[0-9a-f]{12}4[0-9a-f]{3}[89ab][0-9a-f]{15}$", REG_EXTENDED), 0);
-        ck_assert_int_eq(regcomp(&time_re, "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{6})?$",
-                                 REG_EXTENDED),
-                         0);
+        ck_assert_int_eq(
+                regcomp(&id_re, "^[0-9a-f]{12}4[0-9a-f]{3}[89ab][0-9a-f]{15}$", REG_EXTENDED), 0);
+        ck_assert_int_eq(
+                regcomp(&time_re,
+                        "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{6})?$",
+                        REG_EXTENDED),
+                0);
         ck_assert_int_eq(result_new_success(&r1, sid, NULL), 0);
         ck_assert_int_eq(result_new_error(&r2, sid, 1, "'x'", NULL), 0);
         id1 = json_string_value(json_object_get(r1, "ID"));
@@ -126,8 +133,7 @@ START_TEST(test_fresh_id_and_time)
         /* SourceID keeps the plan's own type, as Python's does. */
         ck_assert(json_is_integer(json_object_get(r1, "SourceID")));
         ck_assert(json_is_null(json_object_get(r1, "Body")));
-        json_object_foreach(r1, key, v)
-        {
+        json_object_foreach (r1, key, v) {
                 ck_assert_str_eq(key, order[i]);
                 i++;
         }
@@ -147,9 +153,10 @@ START_TEST(test_reply_to_last)
         const char *key, *last = NULL;
         json_t *v;
 
-        ck_assert_int_eq(result_new_success_at(&r, "0123456789abcdef0123456789abcdef", &t, NULL, NULL), 0);
+        ck_assert_int_eq(
+                result_new_success_at(&r, "0123456789abcdef0123456789abcdef", &t, NULL, NULL), 0);
         ck_assert_int_eq(result_set_reply_to(r, rt), 0);
-        json_object_foreach(r, key, v)
+        json_object_foreach (r, key, v)
                 last = key;
         ck_assert_str_eq(last, "ReplyTo");
         ck_assert_str_eq(json_string_value(json_object_get(r, "ReplyTo")), "my-queue");
@@ -168,7 +175,8 @@ int main(void)
         tcase_add_test(tc, test_success_bytes);
         tcase_add_test(tc, test_error_bytes);
         tcase_add_test(tc, test_error_null_message);
-        tcase_add_loop_test(tc, test_time_format, 0, (int)(sizeof(time_cases) / sizeof(time_cases[0])));
+        tcase_add_loop_test(tc, test_time_format, 0,
+                            (int)(sizeof(time_cases) / sizeof(time_cases[0])));
         tcase_add_test(tc, test_fresh_id_and_time);
         tcase_add_test(tc, test_reply_to_last);
         suite_add_tcase(s, tc);

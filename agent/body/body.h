@@ -48,11 +48,11 @@ typedef struct BodyHost {
 } BodyHost;
 
 typedef struct BodyLimits {
-        uint64_t max_steps;     /* evaluation steps (roughly: AST nodes visited) */
-        unsigned max_depth;     /* nesting of calls and expression evaluation */
-        size_t max_memory;      /* bytes of live values at any time */
-        size_t max_string;      /* bytes in one string value */
-        const char *open_root;  /* NULL: open() anywhere, as the reference; else only below it */
+        uint64_t max_steps;    /* evaluation steps (roughly: AST nodes visited) */
+        unsigned max_depth;    /* nesting of calls and expression evaluation */
+        size_t max_memory;     /* bytes of live values at any time */
+        size_t max_string;     /* bytes in one string value */
+        const char *open_root; /* NULL: open() anywhere, as the reference; else only below it */
         /* When not NULL, another thread may set *cancel to non-zero (a plan
          * timeout, the agent stopping); the evaluation then stops at its
          * next step with an error no except clause can catch (exc_type
@@ -83,8 +83,7 @@ typedef struct BodyOutcome {
  * with *ret filled, for success and Python errors alike; a negative errno
  * only when the agent itself failed (-ENOMEM outside the Body's budget, or
  * a negative value from call_script). */
-int body_run(const char *source, size_t len, const json_t *parameters,
-             const char *const *scripts, size_t n_scripts, const BodyHost *host,
-             const BodyLimits *limits, BodyOutcome *ret);
+int body_run(const char *source, size_t len, const json_t *parameters, const char *const *scripts,
+             size_t n_scripts, const BodyHost *host, const BodyLimits *limits, BodyOutcome *ret);
 
 void body_outcome_clear(BodyOutcome *o);

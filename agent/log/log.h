@@ -28,7 +28,7 @@ bool log_debug_enabled(void);
 /* plan_id may be NULL for lines that are not about a plan. */
 void log_write(LogLevel level, const char *plan_id, const char *fmt, ...) _printf_(3, 4);
 
-#define log_debug(plan, ...) log_write(LOG_LEVEL_DEBUG, plan, __VA_ARGS__)
-#define log_info(plan, ...) log_write(LOG_LEVEL_INFO, plan, __VA_ARGS__)
+#define log_debug(plan, ...)   log_write(LOG_LEVEL_DEBUG, plan, __VA_ARGS__)
+#define log_info(plan, ...)    log_write(LOG_LEVEL_INFO, plan, __VA_ARGS__)
 #define log_warning(plan, ...) log_write(LOG_LEVEL_WARNING, plan, __VA_ARGS__)
-#define log_error(plan, ...) log_write(LOG_LEVEL_ERROR, plan, __VA_ARGS__)
+#define log_error(plan, ...)   log_write(LOG_LEVEL_ERROR, plan, __VA_ARGS__)

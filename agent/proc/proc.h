@@ -19,7 +19,7 @@ typedef struct ProcRequest {
         const char *cwd;         /* working directory (absolute) */
         bool capture_stdout;     /* false: the stream is not kept (goes to the agent's log) */
         bool capture_stderr;
-        const char *what;        /* for logs and errors: "script deploy", "git clone of files/x" */
+        const char *what; /* for logs and errors: "script deploy", "git clone of files/x" */
         /* Optional: an argv that does what argv does when it can be executed
          * (argv is /bin/sh -c running exactly this program with these
          * arguments, no expansion involved). The runner may try it first
@@ -29,12 +29,12 @@ typedef struct ProcRequest {
 } ProcRequest;
 
 typedef struct ProcResult {
-        int exit_code;   /* as Python's Popen.returncode: exit status, or -N for signal N */
-        char *out;       /* owned, NUL-terminated; NULL when not captured */
-        size_t out_len;  /* bytes (the text may contain NULs) */
-        char *err;       /* likewise for stderr */
+        int exit_code;  /* as Python's Popen.returncode: exit status, or -N for signal N */
+        char *out;      /* owned, NUL-terminated; NULL when not captured */
+        size_t out_len; /* bytes (the text may contain NULs) */
+        char *err;      /* likewise for stderr */
         size_t err_len;
-        bool truncated;  /* output was cut to the configured cap (marked in the text) */
+        bool truncated; /* output was cut to the configured cap (marked in the text) */
         /* Set when the command did not run to its own end; exit_code is then
          * meaningless. A message for people, owned. */
         char *failure;

@@ -66,7 +66,8 @@ int result_new_error_at(json_t **ret, const char *id, const struct timespec *whe
         _cleanup_json_ json_t *body = json_object();
 
         if (!body ||
-            json_object_set_new(body, "Message", message ? json_string(message) : json_null()) < 0 ||
+            json_object_set_new(body, "Message", message ? json_string(message) : json_null()) <
+                    0 ||
             json_object_set_new(body, "AdditionalInfo", copy_or_null(additional_info)) < 0)
                 return -ENOMEM;
         return result_build(ret, id, when, source_id, error_code, TAKE_PTR(body));
@@ -100,8 +101,7 @@ int result_new_error(json_t **ret, const json_t *source_id, int error_code, cons
         int r = fresh_id_and_time(id, &now);
         if (r < 0)
                 return r;
-        return result_new_error_at(ret, id, &now, source_id, error_code, message,
-                                   additional_info);
+        return result_new_error_at(ret, id, &now, source_id, error_code, message, additional_info);
 }
 
 int result_set_reply_to(json_t *result, const json_t *reply_to)

@@ -472,7 +472,7 @@ static char *safe_id(const json_t *plan, const json_t *source_id)
         const json_t *id = json_object_get(plan, "ID");
         const char *s = pyjson_is_string(id)          ? json_string_value(id)
                         : pyjson_is_string(source_id) ? json_string_value(source_id)
-                                                    : "";
+                                                      : "";
         char fresh[33];
 
         if (*s && strlen(s) <= 128 && !strchr(s, '/') && strcmp(s, ".") != 0 &&

@@ -9,10 +9,10 @@
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
-#define _cleanup_(f) __attribute__((cleanup(f)))
-#define _unused_ __attribute__((unused))
-#define _printf_(a, b) __attribute__((format(printf, a, b)))
-#define _noreturn_ __attribute__((noreturn))
+#define _cleanup_(f)         __attribute__((cleanup(f)))
+#define _unused_             __attribute__((unused))
+#define _printf_(a, b)       __attribute__((format(printf, a, b)))
+#define _noreturn_           __attribute__((noreturn))
 #define _warn_unused_result_ __attribute__((warn_unused_result))
 
 /* Hand the pointer in *p to the caller and leave NULL behind, so that a

@@ -15,7 +15,10 @@ typedef struct StrBuf {
         size_t limit; /* 0 = no limit */
 } StrBuf;
 
-#define STRBUF_INIT {NULL, 0, 0, 0}
+#define STRBUF_INIT                                                                                \
+        {                                                                                          \
+                NULL, 0, 0, 0                                                                      \
+        }
 
 int strbuf_append(StrBuf *b, const char *s, size_t n);
 int strbuf_puts(StrBuf *b, const char *s);
