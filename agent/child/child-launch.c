@@ -3,7 +3,7 @@
  * Why clone3() rather than fork() or libuv's uv_spawn(): CLONE_INTO_CGROUP
  * starts the child inside the run's cgroup, where moving it there later
  * (writing cgroup.procs) makes the kernel wait for an RCU grace period,
- * about 12 ms per script (docs/benchmarks.md); CLONE_PIDFD gives a
+ * about 12 ms per script (docs/sandbox.md, "cgroups"); CLONE_PIDFD gives a
  * descriptor the loop can poll and reap with, so no SIGCHLD handling is
  * involved and nobody else's children are touched.
  *

@@ -9,7 +9,7 @@
  * name when it begins with '@'. The kernel attaches our credentials for the
  * receiver (systemd sets SO_PASSCRED), so nothing more is sent. Linking
  * libsystemd for these few lines cost 0.9 MiB of RSS (it brings libgcrypt,
- * liblz4, liblzma, libzstd and libcap; docs/benchmarks.md, "Idle RSS").
+ * liblz4, liblzma, libzstd and libcap; README.md, "Dependencies").
  *
  * The variables are left in the environment, as sd_notify(0, ...) left
  * them when libsystemd sent these messages. */

@@ -1,7 +1,7 @@
 /* Where muranoagent-fetch is: the program that makes HTTP(S) downloads
  * (files-fetch.c). It is a program of its own so that the agent does not
  * load libcurl and the 27 shared objects it brings (4 MiB of the agent's
- * resident memory; docs/benchmarks.md, "Idle RSS"); only the download's
+ * resident memory; README.md, "Dependencies"); only the download's
  * child, inside the sandbox, does. Found as the sandbox helper is
  * (util/program.h). */
 #include "files/files-config.h"

@@ -92,7 +92,7 @@ int journal_stamp_load(Journal *j)
  * many as the file holds, which a run of stamps nearly always has, no
  * block is allocated and none freed, where replacing the file freed one
  * each time: on a disk mounted with discard that is a synchronous discard,
- * about a millisecond per plan on the test VM (docs/benchmarks.md). The
+ * about a millisecond per plan on the test VM (docs/journal.md, "Stamps"). The
  * write, at most 20 bytes at the start of the file, lies in one sector,
  * which a device writes whole or not at all, and the size does not change:
  * a reader, after a power loss too, finds the old number or the new one.
