@@ -4,7 +4,7 @@
  *     Body: return echo().stdout          echo.sh: #!/bin/sh / echo hello
  *
  * run through the runner (agent/runner/runner.h) on a libuv loop with the
- * default configuration: the sandbox helper, cgroups as `auto` finds them,
+ * default configuration: the sandbox, cgroups as `auto` finds them,
  * the plan thread, the files laid out and removed again. It is compared, in
  * the same run and interleaved, with the baseline: a plain fork-exec of
  * `sh -c ./echo.sh` (posix_spawn of the same script in a directory on the
