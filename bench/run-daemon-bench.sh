@@ -10,7 +10,7 @@
 # `bench-daemon --help`); --port is added here. BENCH_PREFIX, when set, is a
 # command line put before bench-daemon, such as "chrt -f 10" (real-time
 # priority for the bench and the consumers it starts, not for the broker).
-# Run it as root, as the agent runs: its per-plan cgroups need it.
+# Run it as root, as the agent runs: the cgroup of each script needs it.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
