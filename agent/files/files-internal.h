@@ -42,7 +42,7 @@ int files_own_dir_at(const Files *f, int dfd, const char *name);
 /* --- files-download.c --- */
 
 /* The reference's _download_url_file(): make <cache>/<file_id>/ and fill it
- * by git clone, svn checkout or fetch-url, once per plan. Returns 0,
+ * by git clone, svn checkout or muranoagent-fetch, once per plan. Returns 0,
  * FILES_FAILED with err filled (the directory is removed again), -EINVAL
  * without a ProcRunner, or another negative errno. */
 int files_download(Files *f, const char *file_id, const json_t *file_def, PlanError *err);
