@@ -103,9 +103,9 @@ run --config-file "$tmp/small.conf" check "${plans[0]}" >"$tmp/out" 2>&1; st=$?
 check "max_plan_size from the config applies to check" grep -q "larger than 100 bytes" "$tmp/out"
 
 # The journal's lock: a start waits up to 10 s for it, naming the process
-# that holds it (docs/daemon.md "Start"), and starts when it is released;
-# held longer, the start fails with exit 1 and says so. No broker is
-# needed: the journal is opened before the first connection.
+# that holds it (docs/daemon.md, "After a crash or a restart"), and starts
+# when it is released; held longer, the start fails with exit 1 and says so.
+# No broker is needed: the journal is opened before the first connection.
 lk=$tmp/lock
 mkdir -p "$lk/storage/plans"
 printf '[DEFAULT]\nstorage = %s\n[rabbitmq]\nhost = 127.0.0.1\nport = 9\ninput_queue = q\n[sandbox]\nenabled = false\n' \
