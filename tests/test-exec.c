@@ -4,6 +4,7 @@
 #include "test-exec.h"
 
 #include "sandbox/sandbox-direct.h"
+#include "test-lib.h"
 
 /* ---- output text: decoding, line breaks, strip ---- */
 
@@ -628,11 +629,5 @@ static Suite *exec_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(exec_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run(exec_suite());
 }

@@ -14,6 +14,7 @@
 #include "plan/plan-internal.h"
 #include "plan/plan.h"
 #include "util/strbuf.h"
+#include "test-lib.h"
 
 #define PLAIN SIZE_MAX
 
@@ -426,11 +427,5 @@ static Suite *plan_json_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(plan_json_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(plan_json_suite());
 }

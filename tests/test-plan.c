@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check-main.h"
+#include "test-lib.h"
 #include "plan/plan.h"
 #include "util/fileio.h"
 #include "util/pyjson.h"
@@ -741,11 +741,5 @@ static Suite *plan_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(plan_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(plan_suite());
 }

@@ -21,6 +21,7 @@
 #include "sandbox/cgroup.h"
 #include "util/fileio.h"
 #include "util/macro.h"
+#include "test-lib.h"
 
 static char tmpdir[64];
 
@@ -30,14 +31,9 @@ static void tmp_setup(void)
         ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-        return remove(path);
-}
-
 static void tmp_teardown(void)
 {
-        nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        rm_rf(tmpdir);
 }
 
 /* Write text to tmpdir/rel, making the directories on the way. */
@@ -552,12 +548,6 @@ static Suite *cgroup_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(cgroup_suite());
-        int failed;
-
         find_helper();
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run(cgroup_suite());
 }

@@ -10,6 +10,7 @@
 
 #include "transport/transport-internal.h"
 #include "util/macro.h"
+#include "test-lib.h"
 
 /* ---- frame assembly ---- */
 
@@ -356,11 +357,5 @@ static Suite *frame_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(frame_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run(frame_suite());
 }

@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "transport/transport-internal.h"
 #include "util/macro.h"
+#include "test-lib.h"
 
 /* ---- id maps ---- */
 
@@ -687,11 +688,5 @@ static Suite *transport_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(transport_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run(transport_suite());
 }
