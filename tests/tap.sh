@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # TAP for the test scripts (sourced): a counter, ok/not_ok/check, notes, and
 # the plan line at the end, so that a script need not count its checks.
 n=0

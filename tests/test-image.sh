@@ -51,7 +51,7 @@ echo "# package: $deb"
 # a new cache. debootstrap's own tarball (--make-tarball) keeps the download,
 # the root's tarball saves the slow second stage.
 deps=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed -E 's/^ *//; s/[ |(].*//' | grep . | sort -u)
-include=$(printf '%s\n' systemd $deps | sort -u | paste -sd, -)
+include=$(printf '%s\n' systemd "$deps" | sort -u | paste -sd, -)
 key=$(printf '%s %s' "$suite" "$include" | sha256sum | cut -c1-12)
 debs=$cache/$suite-debs-$key.tgz
 rootfs=$cache/$suite-root-$key.tar.gz
@@ -88,6 +88,7 @@ st=$?
 note <"$tmp/dpkg.log"
 elapsed "dpkg -i" "$t0"
 check "dpkg -i installs the package" test $st -eq 0
+# shellcheck disable=SC2016 # dpkg-query's own ${Status}
 check "dpkg says it is installed" \
     test "$(in_root dpkg-query -W -f '${Status}' muranoagent)" = "install ok installed"
 
@@ -131,7 +132,7 @@ check "muranoagent-send --version" test "$(in_root muranoagent-send --version)" 
 
 mkdir "$root/tmp/plans"
 cp plans/examples/*.yaml plans/examples/*.json "$root/tmp/plans/"
-nplans=$(ls "$root/tmp/plans" | wc -l)
+nplans=$(find "$root/tmp/plans" -mindepth 1 -maxdepth 1 | wc -l)
 in_root sh -c 'muranoagent check /tmp/plans/*' >"$tmp/check" 2>"$tmp/check.err"
 st=$?
 note <"$tmp/check.err"
@@ -182,7 +183,7 @@ check "dpkg --purge succeeds" test $st -eq 0
 left=$(while read -r f; do
     [ -f "$root$f" ] && echo "$f"
 done <"$tmp/owned")
-check "purge leaves none of the package's files${left:+ (left: $(echo $left))}" test -z "$left"
+check "purge leaves none of the package's files${left:+ (left: ${left//$'\n'/ })}" test -z "$left"
 check "purge removes the multi-user.target link" \
     test ! -e "$root/etc/systemd/system/multi-user.target.wants/muranoagent.service"
 

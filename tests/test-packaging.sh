@@ -93,6 +93,7 @@ check "the sample configuration is the only conffile" \
 check "postinst enables the unit" grep -q "deb-systemd-helper enable 'muranoagent.service'" "$tmp/control/postinst"
 check "postinst never restarts the agent" \
     sh -c "! grep -q 'restart' '$tmp/control/postinst'"
+# shellcheck disable=SC2016 # the script's own $1
 check "prerm stops the agent on removal only" \
     grep -q '\[ "$1" = remove \] .*' "$tmp/control/prerm"
 
@@ -206,23 +207,23 @@ check "the agent lists its options" test "$(wc -l <"$tmp/options")" -gt 50
 missing=$(while read -r o; do
     grep -qE "^\.BR? ${o}( |$)" docs/man/muranoagent.conf.5 || echo "$o"
 done <"$tmp/options")
-check "muranoagent.conf(5) describes every option${missing:+ (missing: $(echo $missing))}" \
+check "muranoagent.conf(5) describes every option${missing:+ (missing: ${missing//$'\n'/ })}" \
     test -z "$missing"
 
 # Every option of muranoagent --help is in muranoagent(8).
 "$agent" --help | grep -oE -- '--[a-z][a-z_-]*' | sort -u >"$tmp/agent-options"
 missing=$(while read -r o; do
-    grep -qF -- "$(echo "$o" | sed 's/-/\\-/g')" docs/man/muranoagent.8 || echo "$o"
+    grep -qF -- "${o//-/\\-}" docs/man/muranoagent.8 || echo "$o"
 done <"$tmp/agent-options")
-check "muranoagent(8) covers every option of --help${missing:+ (missing: $(echo $missing))}" \
+check "muranoagent(8) covers every option of --help${missing:+ (missing: ${missing//$'\n'/ })}" \
     test -z "$missing"
 
 # Every option of muranoagent-send --help is in muranoagent-send(1).
 "$send" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u >"$tmp/send-options"
 missing=$(while read -r o; do
-    grep -qF -- "$(echo "$o" | sed 's/-/\\-/g')" docs/man/muranoagent-send.1 || echo "$o"
+    grep -qF -- "${o//-/\\-}" docs/man/muranoagent-send.1 || echo "$o"
 done <"$tmp/send-options")
-check "muranoagent-send(1) covers every option of --help${missing:+ (missing: $(echo $missing))}" \
+check "muranoagent-send(1) covers every option of --help${missing:+ (missing: ${missing//$'\n'/ })}" \
     test -z "$missing"
 
 # ---- RPM ------------------------------------------------------------------
@@ -234,7 +235,7 @@ st=$?
 elapsed "rpmbuild -bb ${rpmargs[*]}" "$t0"
 check "rpmbuild -bb succeeds" test $st -eq 0
 [ $st -ne 0 ] && tail -n 40 "$tmp/rpm.log" | note
-rpmfile=$(ls "$out"/muranoagent-"$version"-*.rpm 2>/dev/null | head -n1)
+rpmfile=$(find "$out" -maxdepth 1 -name "muranoagent-$version-*.rpm" 2>/dev/null | sort | head -n1)
 if [ -n "$rpmfile" ]; then
     cat >"$tmp/want-rpm" <<EOF
 /etc/murano/agent.conf.sample

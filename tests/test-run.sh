@@ -72,7 +72,7 @@ leftovers() {
 no_leftovers() {
     local left
     left=$(leftovers)
-    [ -z "$left" ] || { echo "# left behind:" $left; return 1; }
+    [ -z "$left" ] || { echo "# left behind: ${left//$'\n'/ }"; return 1; }
 }
 # Run cgroups of plan ID $1 still present, in any hierarchy.
 cgroups_of() { find /sys/fs/cgroup -maxdepth 6 -type d -name "muranoagent-$1-*" 2>/dev/null; }

@@ -136,7 +136,8 @@ check "checked: the log says the plan waits" \
 same "checked: nothing published before the restart" 0 "$(amqp drain --idle 1000 "$rq")"
 e=$(journal_entries a)
 same "checked: its entry holds plan.json only, no running mark" plan.json \
-    "$(ls "$T/a/storage/plans/$e" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+    "$(find "$T/a/storage/plans/$e" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | sort |
+        tr '\n' ' ' | sed 's/ $//')"
 agent_start a
 agent_wait_consuming a "$((++starts))" || bail "the agent did not start consuming"
 mkdir -p "$T/res-checked"
