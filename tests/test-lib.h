@@ -1,11 +1,12 @@
 /* What the Check programs share: check_run(), which every main() ends in
  * (run a suite, turn its failures into the exit status); the one-tcase
  * suite with a fixture and a time limit that most of them build; rm_rf() for
- * their temporary directories. */
+ * their temporary directories; a pseudo-random generator. */
 #pragma once
 
 #include <check.h>
 #include <ftw.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -62,4 +63,14 @@ static inline int rm_rf_entry(const char *path, const struct stat *st, int flag,
 static inline int rm_rf(const char *path)
 {
         return nftw(path, rm_rf_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* xorshift64*, from a fixed seed in *state, so that a failure can be
+ * replayed. */
+static inline uint64_t test_rng(uint64_t *state)
+{
+        *state ^= *state >> 12;
+        *state ^= *state << 25;
+        *state ^= *state >> 27;
+        return *state * 0x2545f4914f6cdd1du;
 }

@@ -548,11 +548,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15u;
 
 static uint64_t rng(void)
 {
-        /* xorshift64*: a fixed seed, so that a failure can be replayed. */
-        rng_state ^= rng_state >> 12;
-        rng_state ^= rng_state << 25;
-        rng_state ^= rng_state >> 27;
-        return rng_state * 0x2545f4914f6cdd1du;
+        return test_rng(&rng_state);
 }
 
 /* Parse with both parsers; the only acceptable outcomes are a document
