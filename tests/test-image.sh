@@ -26,10 +26,6 @@ chmod 755 "$tmp" # systemd's test mode runs as nobody and reads under it
 trap 'rm -rf "$tmp"' EXIT
 
 . tests/tap.sh
-same() { # same DESCRIPTION WANT-FILE GOT-FILE: passes when equal, else shows the diff
-    if cmp -s "$2" "$3"; then ok "$1"; else not_ok "$1"; diff -u "$2" "$3" | note; fi
-}
-elapsed() { echo "# $1 took $(($(date +%s) - $2)) s"; }
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "1..0 # SKIP needs root (debootstrap, chroot)"
@@ -151,9 +147,9 @@ check "muranoagent check refuses an invalid plan with an error result" \
 in_root muranoagent --config-file /dev/null --print-config >"$tmp/defaults" 2>&1
 in_root muranoagent --config-dir /etc/murano --print-config >"$tmp/confdir" 2>&1
 check "muranoagent --config-dir /etc/murano --print-config works" test -s "$tmp/confdir"
-same "--config-dir /etc/murano gives the defaults (the sample is not read)" "$tmp/defaults" "$tmp/confdir"
+same_file "--config-dir /etc/murano gives the defaults (the sample is not read)" "$tmp/defaults" "$tmp/confdir"
 in_root muranoagent --config-file /etc/murano/agent.conf.sample --print-config >"$tmp/sample" 2>&1
-same "the sample configuration parses, without a warning, to the defaults" "$tmp/defaults" "$tmp/sample"
+same_file "the sample configuration parses, without a warning, to the defaults" "$tmp/defaults" "$tmp/sample"
 
 # ---- Murano's first-boot flow (spec section 1.4) ------------------------------
 # murano-init.sh installs the Python agent with pip unless "which muranoagent"

@@ -35,12 +35,6 @@ trap cleanup EXIT
 
 . "$(dirname "$0")/tap.sh"
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-same() { # same DESCRIPTION WANT GOT
-    if [ "$2" = "$3" ]; then ok "$1"; else
-        not_ok "$1"
-        printf '# want: %q\n#  got: %q\n' "$2" "$3"
-    fi
-}
 
 # A value of the result document in $work/out: keys and list indexes joined
 # by dots; strings as they are, anything else as JSON.

@@ -14,10 +14,6 @@ P=PATH=/usr/bin:/bin
 . "$(dirname "$0")/tap.sh"
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 # same DESCRIPTION WANT GOT
-same() {
-    if [ "$2" = "$3" ]; then ok "$1"; else
-        not_ok "$1"; printf '# want: %q\n#  got: %q\n' "$2" "$3"; fi
-}
 sb() { timeout 20 "$helper" "$@"; }
 # The helper's exit as Python's subprocess reports it: -N for signal N.
 returncode() {

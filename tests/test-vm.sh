@@ -38,7 +38,6 @@ data=$PWD/tests/data/vm
 start=$(date +%s)
 
 . tests/tap.sh
-elapsed() { echo "# $1 took $(($(date +%s) - $2)) s"; }
 bail() {
     echo "Bail out! $*"
     exit 1
