@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -296,7 +297,10 @@ static int parse_stamp(const char *line, double *ret)
         return 0;
 }
 
-int target_log_consuming(const Target *t, double *ret_ms, int max)
+/* The lines of the agent's log that counted() takes, at most max of them:
+ * how many, or -errno. */
+static int log_count(const Target *t, int max, bool (*counted)(const char *line, double *ms),
+                     double *ms)
 {
         char line[1024];
         int n = 0;
@@ -306,27 +310,31 @@ int target_log_consuming(const Target *t, double *ret_ms, int max)
         if (!f)
                 return -errno;
         while (n < max && fgets(line, sizeof(line), f))
-                if (strstr(line, " INFO muranoagent consuming '") &&
-                    parse_stamp(line, &ret_ms[n]) == 0)
+                if (counted(line, ms ? &ms[n] : NULL))
                         n++;
         fclose(f);
         return n;
 }
 
+static bool is_consuming(const char *line, double *ms)
+{
+        return strstr(line, " INFO muranoagent consuming '") && parse_stamp(line, ms) == 0;
+}
+
+static bool is_problem(const char *line, double *ms)
+{
+        (void)ms;
+        return strstr(line, " ERROR muranoagent ") || strstr(line, " WARNING muranoagent ");
+}
+
+int target_log_consuming(const Target *t, double *ret_ms, int max)
+{
+        return log_count(t, max, is_consuming, ret_ms);
+}
+
 int target_log_problems(const Target *t)
 {
-        char line[1024];
-        int n = 0;
-        FILE *f;
-
-        f = fopen(t->log, "re");
-        if (!f)
-                return -errno;
-        while (fgets(line, sizeof(line), f))
-                if (strstr(line, " ERROR muranoagent ") || strstr(line, " WARNING muranoagent "))
-                        n++;
-        fclose(f);
-        return n;
+        return log_count(t, INT_MAX, is_problem, NULL);
 }
 
 void target_log_tail(const Target *t, int lines)

@@ -2,8 +2,10 @@
 # Install what building and testing muranoagent needs on Debian 12, and
 # nothing when it is all there already. Run as root (or with sudo).
 #   packaging/build-deps.sh          build + test dependencies (rabbitmq-server,
-#                                    openssl and python3 are for the tests only:
-#                                    a throwaway broker, test keys, JSON checks)
+#                                    openssl, python3, clang-format and
+#                                    ShellCheck are for the tests only: a
+#                                    throwaway broker, test keys, JSON checks,
+#                                    the formatting and script checks)
 #   packaging/build-deps.sh PKG...   those packages instead (packaging/test-deps.sh)
 set -eu
 
@@ -11,7 +13,7 @@ pkgs="${*:-gcc meson ninja-build pkg-config
       librabbitmq-dev libyaml-dev libjansson-dev libuv1-dev libgmp-dev check
       libssl-dev libcurl4-openssl-dev
       clang libclang-rt-14-dev valgrind time
-      rabbitmq-server openssl python3}"
+      rabbitmq-server openssl python3 clang-format shellcheck}"
 
 missing=""
 for p in $pkgs; do

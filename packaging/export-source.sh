@@ -12,6 +12,7 @@ mkdir "$dest"
 cd "$src"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     # Files deleted from the work tree but still tracked are skipped.
+    # shellcheck disable=SC2016 # the inner sh expands $f
     git ls-files -z --cached --others --exclude-standard |
         xargs -0 sh -c 'for f; do [ -e "$f" ] || [ -L "$f" ] && printf "%s\0" "$f"; done; :' sh |
         tar --null --files-from=- -cf - | tar -xf - -C "$dest"

@@ -17,6 +17,7 @@ send=$top/build/agent/muranoagent-send
 work=$(mktemp -d /tmp/muranoagent-demo.XXXXXX)
 agent_pid=""
 
+# shellcheck disable=SC2317 # run by the trap
 cleanup() {
     if [ -n "$agent_pid" ] && kill -0 "$agent_pid" 2>/dev/null; then
         kill -TERM "$agent_pid"

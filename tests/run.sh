@@ -1,7 +1,8 @@
 #!/bin/bash
 # The whole test suite, from a fresh clone on Debian 12 (README, command 2):
-# installs what is missing, builds, runs the unit and CLI tests, runs them
-# again under ASan+UBSan and under valgrind, and gives the fuzzers a short run.
+# installs what is missing, checks the formatting of the C code and the shell
+# scripts, builds, runs the unit and CLI tests, runs them again under
+# ASan+UBSan and under valgrind, and gives the fuzzers a short run.
 #   tests/run.sh            everything
 #   QUICK=1 tests/run.sh    one build and one pass only
 set -euo pipefail
@@ -36,6 +37,32 @@ setup() { # setup DIR [meson options...]
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+
+style() { # style NAME COMMAND...: one check, failed when COMMAND prints or fails
+    if "${@:2}" >"$log" 2>&1 && [ ! -s "$log" ]; then
+        echo "ok $1"
+        passed=$((passed + 1))
+    else
+        cat "$log"
+        echo "FAIL $1"
+        failed=$((failed + 1))
+    fi
+}
+
+# Every tracked C file against .clang-format (tests/data's own turns it off
+# for generated fixtures), and every tracked shell script, by name or by its
+# #! line, through shellcheck with .shellcheckrc. The scripts of
+# tests/data/send/spec are not shell: each holds the four bytes "text" of the
+# spec's example.
+echo "== formatting (clang-format) and shell scripts (shellcheck)"
+mapfile -t c_files < <(git ls-files '*.c' '*.h')
+mapfile -t scripts < <({
+    git ls-files '*.sh' ':!:tests/data/send/spec/*'
+    git ls-files -s ':!:*.sh' | awk '$1 ~ /^100/ {print $4}' | xargs awk \
+        'FNR == 1 && /^#!.*\/(env +)?(ba|da)?sh( |$)/ {print FILENAME} {nextfile}'
+} | sort -u)
+style "clang-format: ${#c_files[@]} C files" clang-format --dry-run --Werror "${c_files[@]}"
+style "shellcheck: ${#scripts[@]} scripts" shellcheck "${scripts[@]}"
 
 echo "== build and test (gcc, -Werror=$werror)"
 setup build
@@ -99,7 +126,7 @@ if [ -z "${QUICK:-}" ]; then
         CC=clang setup build-fuzz -Dfuzz=true -Dtests=disabled -Dbuildtype=debugoptimized \
             -Db_sanitize=address,undefined -Db_lundef=false
         for f in build-fuzz/tests/fuzz/fuzz-*; do
-            [ -f "$f" ] && [ -x "$f" ] || continue
+            if [ ! -f "$f" ] || [ ! -x "$f" ]; then continue; fi
             name=$(basename "$f")
             corpus="tests/fuzz/corpus-${name#fuzz-}"
             work=$(mktemp -d)

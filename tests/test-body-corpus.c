@@ -36,6 +36,7 @@
 #include "util/macro.h"
 #include "util/pyjson.h"
 #include "util/strbuf.h"
+#include "test-lib.h"
 
 #define MAX_FILE    (64u << 20)
 #define MAX_NESTING 64
@@ -446,11 +447,6 @@ static const char *fake_cwd(void *userdata)
 
 /* ---- the case's temporary directory -------------------------------------- */
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-        return remove(path);
-}
-
 static const char *walk_root;
 static json_t *walk_files;
 
@@ -672,12 +668,15 @@ START_TEST(test_corpus_shape)
 }
 END_TEST
 
+static void add_tests(TCase *tc)
+{
+        tcase_add_test(tc, test_corpus_shape);
+        tcase_add_loop_test(tc, test_case, 0, (int)json_array_size(corpus));
+}
+
 int main(void)
 {
-        Suite *s = suite_create("body-corpus");
-        TCase *tc = tcase_create("corpus");
-        SRunner *sr;
-        int failed;
+        int ret;
 
         /* Each case's directory lives in this one, which goes at the end even
          * when a case failed (a failing forked test never reaches its own
@@ -688,16 +687,9 @@ int main(void)
                 json_decref(corpus);
                 return EXIT_FAILURE;
         }
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_corpus_shape);
-        tcase_add_loop_test(tc, test_case, 0, (int)json_array_size(corpus));
-        suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
+        ret = check_main_one("body-corpus", "corpus", NULL, NULL, 60, add_tests);
         json_decref(corpus);
-        if (nftw(session_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)
-                failed++;
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        if (rm_rf(session_dir) < 0)
+                ret = EXIT_FAILURE;
+        return ret;
 }

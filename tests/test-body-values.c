@@ -49,6 +49,7 @@ typedef struct SetitemCase {
 } SetitemCase;
 
 #include "data/body-values/cases.h"
+#include "test-lib.h"
 
 static BodyVM vm;
 
@@ -1224,11 +1225,5 @@ static Suite *values_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(values_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(values_suite());
 }

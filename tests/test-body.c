@@ -24,7 +24,7 @@
 #include "body/body.h"
 #include "body/lexer.h"
 #include "body/parser.h"
-#include "check-main.h"
+#include "test-lib.h"
 #include "util/macro.h"
 #include "util/pyjson.h"
 
@@ -1316,9 +1316,5 @@ static Suite *body_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(body_suite());
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run(body_suite());
 }

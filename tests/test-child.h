@@ -19,6 +19,7 @@
 
 #include "child/child.h"
 #include "util/macro.h"
+#include "test-lib.h"
 
 static char self_exe[PATH_MAX];
 
@@ -148,16 +149,10 @@ static inline int child_test_main(int argc, char **argv,
                                   Suite *(*make_suite)(void))
 {
         size_t size = sizeof(self_exe);
-        SRunner *sr;
-        int failed;
 
         if (argc > 1 && strncmp(argv[1], "--helper=", 9) == 0)
                 return helper(argv[1] + strlen("--helper="), argc, argv);
         if (uv_exepath(self_exe, &size) < 0)
                 return EXIT_FAILURE;
-        sr = srunner_create(make_suite());
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(make_suite());
 }

@@ -20,9 +20,6 @@ trap 'rm -rf "$tmp"' EXIT
 
 . tests/tap.sh
 skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
-same() { # same DESCRIPTION WANT-FILE GOT-FILE: passes when equal, else shows the diff
-    if cmp -s "$2" "$3"; then ok "$1"; else not_ok "$1"; diff -u "$2" "$3" | note; fi
-}
 
 for tool in cloud-init openssl python3; do
     if ! command -v "$tool" >/dev/null; then
@@ -109,7 +106,7 @@ file /etc/murano/agent.conf root:root 0600
 file /etc/murano/certs/ca_certs root:root 0644
 runcmd [["systemctl", "enable", "--now", "--no-block", "muranoagent.service"]]
 EOF
-same "write_files and runcmd are as documented" "$tmp/want-layout" "$tmp/layout"
+same_file "write_files and runcmd are as documented" "$tmp/want-layout" "$tmp/layout"
 check "the CA certificate lands byte for byte" cmp -s "$tmp/ca.pem" "$tmp/root/etc/murano/certs/ca_certs"
 
 conf=$tmp/root/etc/murano/agent.conf
@@ -135,7 +132,7 @@ input_queue = e$env_id-h$host_id
 
 EOF
 sed -n '/^\[rabbitmq\]/,/^\[agent\]/p' "$tmp/config" | sed '$d' >"$tmp/got"
-same "every [rabbitmq] value lands" "$tmp/want" "$tmp/got"
+same_file "every [rabbitmq] value lands" "$tmp/want" "$tmp/got"
 check "storage lands" grep -qx "storage = /var/murano/plans" "$tmp/config"
 check "engine_key is set (shown masked)" grep -qx "engine_key = \*\*\*" "$tmp/config"
 
@@ -245,7 +242,7 @@ st=$?
 note <"$tmp/init.log"
 check "Murano's linux-init.sh steps run (real script: $real)" test $st -eq 0
 printf 'murano-agent stop\nmurano-agent start\n' >"$tmp/want-service"
-same "they stop, then start murano-agent with service(8)" "$tmp/want-service" "$tmp/service.log"
+same_file "they stop, then start murano-agent with service(8)" "$tmp/want-service" "$tmp/service.log"
 check "agent.conf is written mode 0664, as Murano does" \
     test "$(stat -c %a "$mroot/etc/murano/agent.conf")" = 664
 check "the CA certificate lands" cmp -s "$tmp/ca.pem" "$mroot/etc/murano/certs/ca_certs"

@@ -15,6 +15,7 @@
 #include "config/config.h"
 #include "util/fileio.h"
 #include "util/macro.h"
+#include "test-lib.h"
 
 #define TEMPLATE_KEY                                                                               \
         "\n-----BEGIN RSA PUBLIC KEY-----\n"                                                       \
@@ -35,14 +36,9 @@ static void tmp_setup(void)
         ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-        return remove(path);
-}
-
 static void tmp_teardown(void)
 {
-        nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        rm_rf(tmpdir);
 }
 
 /* Write text (len bytes, or strlen) to tmpdir/name; returns the path. */
@@ -861,11 +857,5 @@ static Suite *config_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(config_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(config_suite());
 }

@@ -13,6 +13,7 @@
 
 #include "daemon/daemon-internal.h"
 #include "util/macro.h"
+#include "test-lib.h"
 
 static char tmpdir[] = "/tmp/test-daemon-notify.XXXXXX";
 
@@ -263,27 +264,24 @@ START_TEST(test_watchdog_pings)
 }
 END_TEST
 
-int main(void)
+static void add_tests(TCase *tc)
 {
-        Suite *s = suite_create("daemon-notify");
-        TCase *tc = tcase_create("core");
-        SRunner *sr;
-        int failed;
-
-        if (!mkdtemp(tmpdir)) {
-                perror("mkdtemp");
-                return EXIT_FAILURE;
-        }
         tcase_add_test(tc, test_path_socket);
         tcase_add_test(tc, test_abstract_socket);
         tcase_add_test(tc, test_no_socket);
         tcase_add_loop_test(tc, test_watchdog_usec, 0, ELEMENTSOF(watchdog_cases));
         tcase_add_test(tc, test_watchdog_pings);
-        suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
+}
+
+int main(void)
+{
+        int ret;
+
+        if (!mkdtemp(tmpdir)) {
+                perror("mkdtemp");
+                return EXIT_FAILURE;
+        }
+        ret = check_main_one("daemon-notify", "core", NULL, NULL, 4, add_tests);
         rmdir(tmpdir);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return ret;
 }

@@ -5,6 +5,7 @@
  * executors and tests/unit/executors/), except that the files go into the
  * script's directory, where the commands also run. */
 #include "test-exec.h"
+#include "test-lib.h"
 
 /* ---- Chef ---- */
 
@@ -457,11 +458,5 @@ static Suite *exec_chef_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(exec_chef_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run(exec_chef_suite());
 }

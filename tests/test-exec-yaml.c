@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "exec/exec-internal.h"
+#include "test-lib.h"
 
 static json_t *cases;
 
@@ -121,8 +122,7 @@ int main(void)
 {
         json_error_t e;
         json_t *doc = json_load_file(TEST_DATA_DIR "/exec/yaml-cases.json", JSON_ALLOW_NUL, &e);
-        SRunner *sr;
-        int failed;
+        int ret;
 
         if (!doc) {
                 fprintf(stderr, "yaml-cases.json: %s (line %d)\n", e.text, e.line);
@@ -133,10 +133,7 @@ int main(void)
                 fprintf(stderr, "yaml-cases.json has too few cases\n");
                 return EXIT_FAILURE;
         }
-        sr = srunner_create(exec_yaml_suite());
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
+        ret = check_run(exec_yaml_suite());
         json_decref(doc);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return ret;
 }

@@ -3,6 +3,7 @@
  * and what CPython 3.11 prints), spelled out. */
 #include "test-exec.h"
 
+
 /* ---- output text: decoding, line breaks, strip ---- */
 
 static const struct {
@@ -446,11 +447,5 @@ static Suite *exec_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(exec_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run(exec_suite());
 }

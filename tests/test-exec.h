@@ -22,6 +22,7 @@
 #include "exec/exec-internal.h"
 #include "util/fileio.h"
 #include "util/pyjson.h"
+#include "test-lib.h"
 
 #define BIN_DIR TEST_DATA_DIR "/exec/bin"
 
@@ -43,11 +44,6 @@ static char *tmpdir; /* tmp after mkdtemp; the script directory is tmp/deploy */
 static char *deploy; /* tmp/deploy */
 static char *logpath;
 
-_unused_ static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-        return remove(path);
-}
-
 _unused_ static void setup(void)
 {
         strcpy(tmp, "/tmp/test-exec-XXXXXX");
@@ -62,7 +58,7 @@ _unused_ static void setup(void)
 
 _unused_ static void teardown(void)
 {
-        nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        rm_rf(tmpdir);
         free(deploy);
         free(logpath);
         free(fake.argv);

@@ -22,6 +22,7 @@
 #include "plan/plan.h"
 #include "test-files.h"
 #include "util/strbuf.h"
+#include "test-lib.h"
 
 /* --- a fake ProcRunner ---------------------------------------------------- */
 
@@ -649,23 +650,8 @@ START_TEST(test_fetch_status)
 }
 END_TEST
 
-int main(void)
+static void add_tests(TCase *tc)
 {
-        Suite *s = suite_create("files-download");
-        TCase *tc = tcase_create("core");
-        SRunner *sr;
-        int failed;
-
-        /* The HTTP tests talk to 127.0.0.1 directly. */
-        unsetenv("http_proxy");
-        unsetenv("https_proxy");
-        unsetenv("HTTP_PROXY");
-        unsetenv("HTTPS_PROXY");
-        unsetenv("ALL_PROXY");
-        unsetenv("all_proxy");
-
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_set_timeout(tc, 60);
         tcase_add_loop_test(tc, test_download_argv, 0, ELEMENTSOF(argv_cases));
         tcase_add_test(tc, test_download_failures);
         tcase_add_loop_test(tc, test_url_errors, 0, ELEMENTSOF(url_error_cases));
@@ -676,10 +662,16 @@ int main(void)
         tcase_add_test(tc, test_http_download);
         tcase_add_test(tc, test_fetch_missing);
         tcase_add_test(tc, test_fetch_status);
-        suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+int main(void)
+{
+        /* The HTTP tests talk to 127.0.0.1 directly. */
+        unsetenv("http_proxy");
+        unsetenv("https_proxy");
+        unsetenv("HTTP_PROXY");
+        unsetenv("HTTPS_PROXY");
+        unsetenv("ALL_PROXY");
+        unsetenv("all_proxy");
+        return check_main_one("files-download", "core", setup, teardown, 60, add_tests);
 }

@@ -19,6 +19,7 @@
 #include "test-files.h"
 #include "util/base64.h"
 #include "util/strbuf.h"
+#include "test-lib.h"
 
 /* --- layout ------------------------------------------------------------- */
 
@@ -548,15 +549,8 @@ START_TEST(test_cleanup)
 }
 END_TEST
 
-int main(void)
+static void add_tests(TCase *tc)
 {
-        Suite *s = suite_create("files");
-        TCase *tc = tcase_create("core");
-        SRunner *sr;
-        int failed;
-
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_layout);
         tcase_add_test(tc, test_rerun_and_relative_storage);
         tcase_add_test(tc, test_unsafe_plan_id);
@@ -571,10 +565,9 @@ int main(void)
         tcase_add_loop_test(tc, test_bad_files, 0, ELEMENTSOF(bad_cases));
         tcase_add_test(tc, test_sha256_inline);
         tcase_add_test(tc, test_cleanup);
-        suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+int main(void)
+{
+        return check_main_one("files", "core", setup, teardown, 60, add_tests);
 }

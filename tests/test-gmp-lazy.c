@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "body/body.h"
-#include "check-main.h"
+#include "test-lib.h"
 #include "plan/plan.h"
 #include "util/gmp-lazy.h"
 #include "util/macro.h"

@@ -26,10 +26,6 @@ chmod 755 "$tmp" # systemd's test mode runs as nobody and reads under it
 trap 'rm -rf "$tmp"' EXIT
 
 . tests/tap.sh
-same() { # same DESCRIPTION WANT-FILE GOT-FILE: passes when equal, else shows the diff
-    if cmp -s "$2" "$3"; then ok "$1"; else not_ok "$1"; diff -u "$2" "$3" | note; fi
-}
-elapsed() { echo "# $1 took $(($(date +%s) - $2)) s"; }
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "1..0 # SKIP needs root (debootstrap, chroot)"
@@ -51,7 +47,7 @@ echo "# package: $deb"
 # a new cache. debootstrap's own tarball (--make-tarball) keeps the download,
 # the root's tarball saves the slow second stage.
 deps=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed -E 's/^ *//; s/[ |(].*//' | grep . | sort -u)
-include=$(printf '%s\n' systemd $deps | sort -u | paste -sd, -)
+include=$(printf '%s\n' systemd "$deps" | sort -u | paste -sd, -)
 key=$(printf '%s %s' "$suite" "$include" | sha256sum | cut -c1-12)
 debs=$cache/$suite-debs-$key.tgz
 rootfs=$cache/$suite-root-$key.tar.gz
@@ -88,6 +84,7 @@ st=$?
 note <"$tmp/dpkg.log"
 elapsed "dpkg -i" "$t0"
 check "dpkg -i installs the package" test $st -eq 0
+# shellcheck disable=SC2016 # dpkg-query's own ${Status}
 check "dpkg says it is installed" \
     test "$(in_root dpkg-query -W -f '${Status}' muranoagent)" = "install ok installed"
 
@@ -131,7 +128,7 @@ check "muranoagent-send --version" test "$(in_root muranoagent-send --version)" 
 
 mkdir "$root/tmp/plans"
 cp plans/examples/*.yaml plans/examples/*.json "$root/tmp/plans/"
-nplans=$(ls "$root/tmp/plans" | wc -l)
+nplans=$(find "$root/tmp/plans" -mindepth 1 -maxdepth 1 | wc -l)
 in_root sh -c 'muranoagent check /tmp/plans/*' >"$tmp/check" 2>"$tmp/check.err"
 st=$?
 note <"$tmp/check.err"
@@ -150,9 +147,9 @@ check "muranoagent check refuses an invalid plan with an error result" \
 in_root muranoagent --config-file /dev/null --print-config >"$tmp/defaults" 2>&1
 in_root muranoagent --config-dir /etc/murano --print-config >"$tmp/confdir" 2>&1
 check "muranoagent --config-dir /etc/murano --print-config works" test -s "$tmp/confdir"
-same "--config-dir /etc/murano gives the defaults (the sample is not read)" "$tmp/defaults" "$tmp/confdir"
+same_file "--config-dir /etc/murano gives the defaults (the sample is not read)" "$tmp/defaults" "$tmp/confdir"
 in_root muranoagent --config-file /etc/murano/agent.conf.sample --print-config >"$tmp/sample" 2>&1
-same "the sample configuration parses, without a warning, to the defaults" "$tmp/defaults" "$tmp/sample"
+same_file "the sample configuration parses, without a warning, to the defaults" "$tmp/defaults" "$tmp/sample"
 
 # ---- Murano's first-boot flow (spec section 1.4) ------------------------------
 # murano-init.sh installs the Python agent with pip unless "which muranoagent"
@@ -182,7 +179,7 @@ check "dpkg --purge succeeds" test $st -eq 0
 left=$(while read -r f; do
     [ -f "$root$f" ] && echo "$f"
 done <"$tmp/owned")
-check "purge leaves none of the package's files${left:+ (left: $(echo $left))}" test -z "$left"
+check "purge leaves none of the package's files${left:+ (left: ${left//$'\n'/ })}" test -z "$left"
 check "purge removes the multi-user.target link" \
     test ! -e "$root/etc/systemd/system/multi-user.target.wants/muranoagent.service"
 

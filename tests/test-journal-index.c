@@ -226,7 +226,7 @@ static int copy_entry(const char *path, const struct stat *st, int flag, struct 
 
 static void copy_storage(const char *dst)
 {
-        nftw(dst, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        rm_rf(dst);
         copy_dst = dst;
         ck_assert_int_eq(nftw(storage, copy_entry, 16, FTW_PHYS), 0);
 }
@@ -354,7 +354,7 @@ START_TEST(test_index_random)
                 after = list_text(j, false);
                 ck_assert_str_eq(before, after);
         }
-        nftw(copy, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        rm_rf(copy);
 }
 END_TEST
 

@@ -3,7 +3,7 @@
  * storage directory (setup() and teardown() in test-journal.h). */
 #pragma once
 
-#include "check-main.h"
+#include "test-lib.h"
 #include "test-journal.h"
 
 static inline int journal_test_main(const char *name, void (*add_tests)(TCase *tc))

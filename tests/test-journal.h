@@ -23,6 +23,7 @@
 #include "util/fileio.h"
 #include "util/macro.h"
 #include "util/strbuf.h"
+#include "test-lib.h"
 
 /* --- fixtures: a fresh storage dir, and file operations to tamper with --- */
 
@@ -324,14 +325,9 @@ static inline void setup(void)
         memset(&fx, 0, sizeof(fx));
 }
 
-static inline int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-        return remove(path);
-}
-
 static inline void teardown(void)
 {
-        nftw(storage, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        rm_rf(storage);
         strbuf_free(&fx.trace);
 }
 

@@ -23,10 +23,6 @@ chmod 755 "$tmp" # systemd's test mode runs as nobody and reads under it
 trap 'rm -rf "$tmp"' EXIT
 
 . tests/tap.sh
-same() { # same DESCRIPTION WANT-FILE GOT-FILE: passes when equal, else shows the diff
-    if cmp -s "$2" "$3"; then ok "$1"; else not_ok "$1"; diff -u "$2" "$3" | note; fi
-}
-elapsed() { echo "# $1 took $(($(date +%s) - $2)) s"; }
 
 for tool in dpkg-buildpackage dh lintian rpmbuild rpm2archive systemd-analyze groff man; do
     if ! command -v "$tool" >/dev/null; then
@@ -74,7 +70,7 @@ cat >"$tmp/want-files" <<EOF
 ./usr/share/man/man8/muranoagent.8.gz
 EOF
 dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {print $6}' | sort >"$tmp/got-files"
-same "the .deb holds exactly the expected files" "$tmp/want-files" "$tmp/got-files"
+same_file "the .deb holds exactly the expected files" "$tmp/want-files" "$tmp/got-files"
 check "the helper is executable" \
     sh -c "dpkg-deb -c '$deb' | grep '^-rwxr-xr-x .* ./usr/libexec/muranoagent/muranoagent-sandbox$' >/dev/null"
 check "the download program is executable" \
@@ -93,6 +89,7 @@ check "the sample configuration is the only conffile" \
 check "postinst enables the unit" grep -q "deb-systemd-helper enable 'muranoagent.service'" "$tmp/control/postinst"
 check "postinst never restarts the agent" \
     sh -c "! grep -q 'restart' '$tmp/control/postinst'"
+# shellcheck disable=SC2016 # the script's own $1
 check "prerm stops the agent on removal only" \
     grep -q '\[ "$1" = remove \] .*' "$tmp/control/prerm"
 
@@ -168,14 +165,14 @@ grep -E "$props" "$tmp/unit" | sort >"$tmp/unit-props"
 grep -E "$props" "$tmp/murano" | sort >"$tmp/murano-props"
 count=$(wc -l <"$tmp/unit-props")
 check "the 20 settings compared are all there ($count)" test "$count" -eq 20
-same "the drop-in gives Murano's unit the same settings as muranoagent.service" \
+same_file "the drop-in gives Murano's unit the same settings as muranoagent.service" \
     "$tmp/unit-props" "$tmp/murano-props"
 # systemd's dump leaves these out; compare the files' lines.
 keys='^(StartLimitIntervalSec|StartLimitBurst|RestartPreventExitStatus)='
 grep -E "$keys" "$root/lib/systemd/system/muranoagent.service" | sort >"$tmp/unit-keys"
 grep -E "$keys" "$root/lib/systemd/system/murano-agent.service.d/muranoagent.conf" | sort >"$tmp/murano-keys"
 check "the start limit and RestartPreventExitStatus are set" test "$(wc -l <"$tmp/unit-keys")" -eq 3
-same "and the drop-in repeats them" "$tmp/unit-keys" "$tmp/murano-keys"
+same_file "and the drop-in repeats them" "$tmp/unit-keys" "$tmp/murano-keys"
 
 # Enabling our unit must leave Murano's file alone: an Alias= symlink at
 # /etc/systemd/system/murano-agent.service would make murano-init.sh's
@@ -206,23 +203,23 @@ check "the agent lists its options" test "$(wc -l <"$tmp/options")" -gt 50
 missing=$(while read -r o; do
     grep -qE "^\.BR? ${o}( |$)" docs/man/muranoagent.conf.5 || echo "$o"
 done <"$tmp/options")
-check "muranoagent.conf(5) describes every option${missing:+ (missing: $(echo $missing))}" \
+check "muranoagent.conf(5) describes every option${missing:+ (missing: ${missing//$'\n'/ })}" \
     test -z "$missing"
 
 # Every option of muranoagent --help is in muranoagent(8).
 "$agent" --help | grep -oE -- '--[a-z][a-z_-]*' | sort -u >"$tmp/agent-options"
 missing=$(while read -r o; do
-    grep -qF -- "$(echo "$o" | sed 's/-/\\-/g')" docs/man/muranoagent.8 || echo "$o"
+    grep -qF -- "${o//-/\\-}" docs/man/muranoagent.8 || echo "$o"
 done <"$tmp/agent-options")
-check "muranoagent(8) covers every option of --help${missing:+ (missing: $(echo $missing))}" \
+check "muranoagent(8) covers every option of --help${missing:+ (missing: ${missing//$'\n'/ })}" \
     test -z "$missing"
 
 # Every option of muranoagent-send --help is in muranoagent-send(1).
 "$send" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u >"$tmp/send-options"
 missing=$(while read -r o; do
-    grep -qF -- "$(echo "$o" | sed 's/-/\\-/g')" docs/man/muranoagent-send.1 || echo "$o"
+    grep -qF -- "${o//-/\\-}" docs/man/muranoagent-send.1 || echo "$o"
 done <"$tmp/send-options")
-check "muranoagent-send(1) covers every option of --help${missing:+ (missing: $(echo $missing))}" \
+check "muranoagent-send(1) covers every option of --help${missing:+ (missing: ${missing//$'\n'/ })}" \
     test -z "$missing"
 
 # ---- RPM ------------------------------------------------------------------
@@ -234,7 +231,7 @@ st=$?
 elapsed "rpmbuild -bb ${rpmargs[*]}" "$t0"
 check "rpmbuild -bb succeeds" test $st -eq 0
 [ $st -ne 0 ] && tail -n 40 "$tmp/rpm.log" | note
-rpmfile=$(ls "$out"/muranoagent-"$version"-*.rpm 2>/dev/null | head -n1)
+rpmfile=$(find "$out" -maxdepth 1 -name "muranoagent-$version-*.rpm" 2>/dev/null | sort | head -n1)
 if [ -n "$rpmfile" ]; then
     cat >"$tmp/want-rpm" <<EOF
 /etc/murano/agent.conf.sample
@@ -252,14 +249,14 @@ EOF
     # Regular files only; the build ids and %doc directory vary by distribution.
     rpm -qlvp "$rpmfile" | awk '$1 ~ /^-/ {print $NF}' | grep -v -e '^/usr/lib/.build-id/' \
         -e '^/usr/share/doc/muranoagent-[0-9]' | sed 's/\.gz$//' | sort >"$tmp/got-rpm"
-    same "the .rpm holds exactly the expected files" "$tmp/want-rpm" "$tmp/got-rpm"
+    same_file "the .rpm holds exactly the expected files" "$tmp/want-rpm" "$tmp/got-rpm"
     check "the .rpm provides murano-agent" sh -c "rpm -qp --provides '$rpmfile' | grep -qx 'murano-agent = $version-1'"
     check "the .rpm requires gmp" sh -c "rpm -qp --requires '$rpmfile' | grep -q '^gmp'"
     mkdir "$tmp/rpmroot"
     rpm2archive - <"$rpmfile" | tar -xzf - -C "$tmp/rpmroot"
-    same "the .rpm's unit is the .deb's" "$root/lib/systemd/system/muranoagent.service" \
+    same_file "the .rpm's unit is the .deb's" "$root/lib/systemd/system/muranoagent.service" \
         "$tmp/rpmroot/usr/lib/systemd/system/muranoagent.service"
-    same "the .rpm's drop-in is the .deb's" \
+    same_file "the .rpm's drop-in is the .deb's" \
         "$root/lib/systemd/system/murano-agent.service.d/muranoagent.conf" \
         "$tmp/rpmroot/usr/lib/systemd/system/murano-agent.service.d/muranoagent.conf"
 else

@@ -14,6 +14,7 @@
 #include "plan/plan-internal.h"
 #include "plan/plan.h"
 #include "util/strbuf.h"
+#include "test-lib.h"
 
 #define PLAIN SIZE_MAX
 
@@ -160,11 +161,7 @@ static uint64_t rng_state = 0x2545f4914f6cdd1du;
 
 static uint64_t rng(void)
 {
-        /* xorshift64*: a fixed seed, so that a failure can be replayed. */
-        rng_state ^= rng_state >> 12;
-        rng_state ^= rng_state << 25;
-        rng_state ^= rng_state >> 27;
-        return rng_state * 0x2545f4914f6cdd1du;
+        return test_rng(&rng_state);
 }
 
 static size_t pick(size_t n)
@@ -426,11 +423,5 @@ static Suite *plan_json_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(plan_json_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(plan_json_suite());
 }

@@ -20,6 +20,7 @@
 #include "util/fileio.h"
 #include "util/pyjson.h"
 #include "util/pyrepr.h"
+#include "test-lib.h"
 
 #define PLANS     TEST_DATA_DIR "/plans/"
 #define EXAMPLES  TEST_DATA_DIR "/../../plans/examples/"
@@ -572,11 +573,5 @@ static Suite *plan_validate_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(plan_validate_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(plan_validate_suite());
 }

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check-main.h"
+#include "test-lib.h"
 #include "plan/plan.h"
 #include "util/fileio.h"
 #include "util/pyjson.h"
@@ -548,11 +548,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15u;
 
 static uint64_t rng(void)
 {
-        /* xorshift64*: a fixed seed, so that a failure can be replayed. */
-        rng_state ^= rng_state >> 12;
-        rng_state ^= rng_state << 25;
-        rng_state ^= rng_state >> 27;
-        return rng_state * 0x2545f4914f6cdd1du;
+        return test_rng(&rng_state);
 }
 
 /* Parse with both parsers; the only acceptable outcomes are a document
@@ -741,11 +737,5 @@ static Suite *plan_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(plan_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(plan_suite());
 }

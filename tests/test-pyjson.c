@@ -7,6 +7,7 @@
 
 #include "util/pyjson.h"
 #include "util/utf8.h"
+#include "test-lib.h"
 
 static const struct {
         double value;
@@ -285,11 +286,5 @@ static Suite *pyjson_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(pyjson_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(pyjson_suite());
 }

@@ -7,6 +7,8 @@
 
 #include "result/result.h"
 #include "util/fileio.h"
+#include "util/macro.h"
+#include "test-lib.h"
 
 /* 2024-05-10 12:34:56 UTC */
 #define T0 1715344496
@@ -165,24 +167,17 @@ START_TEST(test_reply_to_last)
 }
 END_TEST
 
-int main(void)
+static void add_tests(TCase *tc)
 {
-        Suite *s = suite_create("result");
-        TCase *tc = tcase_create("core");
-        SRunner *sr;
-        int failed;
-
         tcase_add_test(tc, test_success_bytes);
         tcase_add_test(tc, test_error_bytes);
         tcase_add_test(tc, test_error_null_message);
-        tcase_add_loop_test(tc, test_time_format, 0,
-                            (int)(sizeof(time_cases) / sizeof(time_cases[0])));
+        tcase_add_loop_test(tc, test_time_format, 0, ELEMENTSOF(time_cases));
         tcase_add_test(tc, test_fresh_id_and_time);
         tcase_add_test(tc, test_reply_to_last);
-        suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+int main(void)
+{
+        return check_main_one("result", "core", NULL, NULL, 60, add_tests);
 }

@@ -35,12 +35,6 @@ trap cleanup EXIT
 
 . "$(dirname "$0")/tap.sh"
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-same() { # same DESCRIPTION WANT GOT
-    if [ "$2" = "$3" ]; then ok "$1"; else
-        not_ok "$1"
-        printf '# want: %q\n#  got: %q\n' "$2" "$3"
-    fi
-}
 
 # A value of the result document in $work/out: keys and list indexes joined
 # by dots; strings as they are, anything else as JSON.
@@ -72,7 +66,7 @@ leftovers() {
 no_leftovers() {
     local left
     left=$(leftovers)
-    [ -z "$left" ] || { echo "# left behind:" $left; return 1; }
+    [ -z "$left" ] || { echo "# left behind: ${left//$'\n'/ }"; return 1; }
 }
 # Run cgroups of plan ID $1 still present, in any hierarchy.
 cgroups_of() { find /sys/fs/cgroup -maxdepth 6 -type d -name "muranoagent-$1-*" 2>/dev/null; }
@@ -532,6 +526,28 @@ else
         "$work/err"
 fi
 check "the host's /proc is still there" test -e /proc/self/status
+
+# A plan ID of up to a file name's 255 bytes names the plan's cache dir, as
+# the reference's does; a longer one gets a fresh name (docs/files.md).
+conf ""
+for len in 255 256; do
+    python3 - "$work/long-id.json" "$len" <<'PY'
+import json, sys
+s = {"Type": "Application", "Version": "1.0.0", "EntryPoint": "f", "Files": [],
+     "Options": {"captureStdout": True, "captureStderr": True}}
+json.dump({"FormatVersion": "2.1.0", "Version": "1.0.0", "Name": "long", "ID": "i" * int(sys.argv[2]),
+           "Action": "Execute", "Body": "return s()\n", "Scripts": {"s": s},
+           "Files": {"f": {"Name": "pwd.sh", "BodyType": "Text", "Body": "#!/bin/sh\npwd\n"}}},
+          open(sys.argv[1], "w"))
+PY
+    run "$work/long-id.json"
+    dir=$(res Body.stdout)
+    dir=${dir%/s}
+    if [ "$len" = 255 ]; then want=$(printf 'i%.0s' $(seq 255)); else want=32; fi
+    got=${dir##*/}
+    [ "$len" = 255 ] || got=$(printf '%s' "$got" | tr -cd 0-9a-f | wc -c)
+    same "a $len-byte plan ID: the cache dir's name" "$want" "$got"
+done
 
 check "no process of any plan is left" no_leftovers
 tap_done

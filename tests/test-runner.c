@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check-main.h"
+#include "test-lib.h"
 #include "config/config.h"
 #include "runner/runner.h"
 #include "util/macro.h"

@@ -21,6 +21,7 @@
 #include "sandbox/cgroup.h"
 #include "util/fileio.h"
 #include "util/macro.h"
+#include "test-lib.h"
 
 static char tmpdir[64];
 
@@ -30,14 +31,9 @@ static void tmp_setup(void)
         ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-        return remove(path);
-}
-
 static void tmp_teardown(void)
 {
-        nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        rm_rf(tmpdir);
 }
 
 /* Write text to tmpdir/rel, making the directories on the way. */
@@ -410,6 +406,20 @@ static size_t count_procs(const char *dir, pid_t *pids, size_t max)
         return n;
 }
 
+/* A run of this process in cg, its directories saved (they are gone from
+ * the run once it is removed); returns how many. */
+static size_t new_run(Cgroup *cg, CgroupRun **run, char saved[][PATH_MAX])
+{
+        char id[32];
+        size_t n = 0;
+
+        snprintf(id, sizeof(id), "test-%ld", (long)getpid());
+        ck_assert_int_eq(cgroup_run_new(cg, id, run), 0);
+        for (const char *const *d = cgroup_run_dirs(*run, NULL); *d; d++)
+                strcpy(saved[n++], *d);
+        return n;
+}
+
 static void assert_removed(const CgroupRun *run, char saved[][PATH_MAX], size_t n)
 {
         ck_assert_uint_eq(cgroup_run_dirs(run, NULL)[0] == NULL, 1);
@@ -422,7 +432,7 @@ START_TEST(test_real_v1_fork_bomb)
 {
         _cleanup_(cgroup_freep) Cgroup *cg = real_cgroup(CONFIG_CGROUP_V1, 0, 20);
         _cleanup_(cgroup_run_freep) CgroupRun *run = NULL;
-        char out[256], saved[2][PATH_MAX], id[32];
+        char out[256], saved[2][PATH_MAX];
         pid_t pids[64];
         size_t n, n_dirs;
         CgroupEvents ev = {0, 0};
@@ -430,11 +440,7 @@ START_TEST(test_real_v1_fork_bomb)
 
         if (!cg)
                 return;
-        snprintf(id, sizeof(id), "test-%ld", (long)getpid());
-        ck_assert_int_eq(cgroup_run_new(cg, id, &run), 0);
-        n_dirs = 0;
-        for (const char *const *d = cgroup_run_dirs(run, NULL); *d; d++)
-                strcpy(saved[n_dirs++], *d);
+        n_dirs = new_run(cg, &run, saved);
         ck_assert_uint_eq(n_dirs, 1);
         status = run_script(run,
                             "i=0; while [ $i -lt 100 ]; do sleep 60 >/dev/null 2>&1 & "
@@ -465,17 +471,14 @@ START_TEST(test_real_v1_memory_hog)
 {
         _cleanup_(cgroup_freep) Cgroup *cg = real_cgroup(CONFIG_CGROUP_V1, 48 << 20, 0);
         _cleanup_(cgroup_run_freep) CgroupRun *run = NULL;
-        char out[256], saved[2][PATH_MAX], id[32];
-        size_t n_dirs = 0;
+        char out[256], saved[2][PATH_MAX];
+        size_t n_dirs;
         CgroupEvents ev = {0, 0};
         int status, r_events;
 
         if (!cg)
                 return;
-        snprintf(id, sizeof(id), "test-%ld", (long)getpid());
-        ck_assert_int_eq(cgroup_run_new(cg, id, &run), 0);
-        for (const char *const *d = cgroup_run_dirs(run, NULL); *d; d++)
-                strcpy(saved[n_dirs++], *d);
+        n_dirs = new_run(cg, &run, saved);
         /* 512 MiB of touched memory against a 48 MiB limit: the kernel's
          * OOM killer ends it with SIGKILL. */
         status = run_script(run, "exec python3 -c 'x = b\"x\" * (512 << 20); print(len(x))'", out,
@@ -497,8 +500,8 @@ START_TEST(test_real_v2_detached_grandchild)
 {
         _cleanup_(cgroup_freep) Cgroup *cg = real_cgroup(CONFIG_CGROUP_V2, 0, 0);
         _cleanup_(cgroup_run_freep) CgroupRun *run = NULL;
-        char out[256], saved[2][PATH_MAX], id[32];
-        size_t n_dirs = 0;
+        char out[256], saved[2][PATH_MAX];
+        size_t n_dirs;
         pid_t pids[4] = {0};
         long grandchild;
         bool alive;
@@ -507,10 +510,7 @@ START_TEST(test_real_v2_detached_grandchild)
 
         if (!cg)
                 return;
-        snprintf(id, sizeof(id), "test-%ld", (long)getpid());
-        ck_assert_int_eq(cgroup_run_new(cg, id, &run), 0);
-        for (const char *const *d = cgroup_run_dirs(run, NULL); *d; d++)
-                strcpy(saved[n_dirs++], *d);
+        n_dirs = new_run(cg, &run, saved);
         status = run_script(run, "setsid sleep 60 </dev/null >/dev/null 2>&1 & echo $!", out,
                             sizeof(out));
         grandchild = strtol(out, NULL, 10);
@@ -552,12 +552,6 @@ static Suite *cgroup_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(cgroup_suite());
-        int failed;
-
         find_helper();
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run(cgroup_suite());
 }

@@ -14,10 +14,6 @@ P=PATH=/usr/bin:/bin
 . "$(dirname "$0")/tap.sh"
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 # same DESCRIPTION WANT GOT
-same() {
-    if [ "$2" = "$3" ]; then ok "$1"; else
-        not_ok "$1"; printf '# want: %q\n#  got: %q\n' "$2" "$3"; fi
-}
 sb() { timeout 20 "$helper" "$@"; }
 # The helper's exit as Python's subprocess reports it: -N for signal N.
 returncode() {
@@ -49,6 +45,7 @@ same "rlimit cpu" "100 100" "$(lim 'Max cpu time')"
 same "rlimit as" "2000000000 2000000000" "$(lim 'Max address space')"
 same "core size is 0" "0 0" "$(lim 'Max core file size')"
 same "no_new_privs" "NoNewPrivs:	1" "$(sb --no-new-privs -- /bin/grep NoNewPrivs /proc/self/status)"
+# shellcheck disable=SC2016 # the inner sh expands $$
 same "own session and process group" yes "$(sb -- /bin/sh -c \
     'read -r pid comm state ppid pgrp sid rest </proc/$$/stat
      [ "$pid" = "$$" ] && [ "$pgrp" = "$$" ] && [ "$sid" = "$$" ] && echo yes')"
@@ -109,9 +106,12 @@ if [ $root = no ]; then
     exit $((fails > 0))
 fi
 
+# shellcheck disable=SC2016 # the inner sh runs id
 same "--user nobody" "65534 65534 65534" "$(sb --user nobody -- /bin/sh -c 'echo $(id -u) $(id -g) $(id -G)')"
+# shellcheck disable=SC2016
 same "--user and --group by number" "4000123 4000124 4000124" \
     "$(sb --user 4000123 --group 4000124 -- /bin/sh -c 'echo $(id -u) $(id -g) $(id -G)')"
+# shellcheck disable=SC2016
 same "--group alone keeps the uid" "0 65534" "$(sb --group 65534 -- /bin/sh -c 'echo $(id -u) $(id -G)')"
 # chdir comes after the identity change.
 mkdir -m 700 "$tmp/private"
@@ -127,8 +127,8 @@ done
 for pair in mount:mnt pid:pid ipc:ipc uts:uts net:net; do
     ns=${pair%%:*} file=${pair#*:}
     if [ "${ns_ok[$ns]}" != yes ]; then skip "new $ns namespace" "${ns_ok[$ns]}"; continue; fi
-    inside=$(sb --unshare-$ns -- /bin/readlink /proc/self/ns/$file)
-    if [ "$inside" != "$(readlink /proc/self/ns/$file)" ]; then ok "new $ns namespace"
+    inside=$(sb "--unshare-$ns" -- /bin/readlink "/proc/self/ns/$file")
+    if [ "$inside" != "$(readlink "/proc/self/ns/$file")" ]; then ok "new $ns namespace"
     else not_ok "new $ns namespace"; fi
 done
 

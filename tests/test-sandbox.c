@@ -21,6 +21,7 @@
 #include "sandbox/sandbox-direct.h"
 #include "sandbox/sandbox.h"
 #include "util/macro.h"
+#include "test-lib.h"
 
 static Config *cfg;
 
@@ -746,11 +747,5 @@ static Suite *sandbox_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(sandbox_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run(sandbox_suite());
 }

@@ -18,6 +18,7 @@
 #include "send/send-sign.h"
 #include "util/fileio.h"
 #include "util/pyjson.h"
+#include "test-lib.h"
 
 /* --- seams: IDs "ID1", "ID2", ... and time.time() == 2, as the engine's
  * unit tests stub uuid4 and time --- */
@@ -564,11 +565,5 @@ static Suite *send_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(send_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run(send_suite());
 }

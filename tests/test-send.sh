@@ -126,22 +126,24 @@ agent_answers() {
         snd --raw --queue "$rq" --no-wait "$tmp/result.json" >/dev/null
 }
 
-snd --queue "$q" --results-queue "$rq" --timeout 30 "$spec" >"$tmp/out" 2>"$tmp/err" &
-bg=$!
-agent_answers 0 '"Deployed"'
-wait "$bg"; st=$?
-bg=
+# send_answered CODE BODY: send the spec's plan and wait for its result
+# while agent_answers CODE BODY; st is the sender's exit status.
+send_answered() {
+    snd --queue "$q" --results-queue "$rq" --timeout 30 "$spec" >"$tmp/out" 2>"$tmp/err" &
+    bg=$!
+    agent_answers "$1" "$2"
+    wait "$bg"; st=$?
+    bg=
+}
+
+send_answered 0 '"Deployed"'
 same "a success result exits 0" "$st" 0
 check "the result is printed byte for byte" cmp -s "$tmp/out" "$tmp/result.json"
 same "the results queue is declared as the engine's listener declares it, and drained" \
     "$(queue_line "$rq")" \
     "$rq	true	false	[{\"x-ha-policy\",\"all\"},{\"x-expires\",86400000}]	0"
 
-snd --queue "$q" --results-queue "$rq" --timeout 30 "$spec" >"$tmp/out" 2>"$tmp/err" &
-bg=$!
-agent_answers 100 '{"Message": "Script deploy returned error code", "AdditionalInfo": {"exitCode": 1, "stdout": "", "stderr": "boom"}}'
-wait "$bg"; st=$?
-bg=
+send_answered 100 '{"Message": "Script deploy returned error code", "AdditionalInfo": {"exitCode": 1, "stdout": "", "stderr": "boom"}}'
 same "an error result exits 1" "$st" 1
 check "the error result is printed" cmp -s "$tmp/out" "$tmp/result.json"
 

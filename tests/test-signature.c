@@ -15,6 +15,7 @@
 #include "util/macro.h"
 #include "util/strbuf.h"
 #include "util/utf8.h"
+#include "test-lib.h"
 
 #define DATA TEST_DATA_DIR "/signature/"
 
@@ -337,11 +338,5 @@ static Suite *signature_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(signature_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(signature_suite());
 }

@@ -5,6 +5,7 @@
  * listener with a CA and certificate made by openssl) and stops at the
  * end. A plain blocking rabbitmq-c client plays the engine. */
 #include "test-transport-broker.h"
+#include "test-lib.h"
 
 static const char plan[] = "{\"Body\": \"return 1\", \"FormatVersion\": \"2.0.0\", "
                            "\"ID\": \"5b1f\", \"Scripts\": {}}";
@@ -702,8 +703,7 @@ static Suite *broker_suite(void)
 int main(void)
 {
         const char *env = getenv("BROKER_PORT");
-        SRunner *sr;
-        int failed;
+        int ret;
 
         main_pid = getpid();
         signal(SIGTERM, on_signal);
@@ -728,10 +728,7 @@ int main(void)
         }
         shared_port = env && env[0] ? (unsigned)strtoul(env, NULL, 10) : private_port;
 
-        sr = srunner_create(broker_suite());
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
+        ret = check_run(broker_suite());
         stop_private_broker();
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return ret;
 }

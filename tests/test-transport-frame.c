@@ -10,6 +10,7 @@
 
 #include "transport/transport-internal.h"
 #include "util/macro.h"
+#include "test-lib.h"
 
 /* ---- frame assembly ---- */
 
@@ -36,11 +37,17 @@ static amqp_frame_t body_frame(uint16_t channel, void *bytes, size_t len)
                               .payload.body_fragment = {.len = len, .bytes = bytes}};
 }
 
-static TransportFrameKind feed_ok(TransportAssembler *a, amqp_frame_t f)
+/* Feed f, which must be taken: what it brought. */
+static TransportFrameInfo feed_info(TransportAssembler *a, amqp_frame_t f)
 {
         TransportFrameInfo info;
         ck_assert_int_eq(transport_assembler_feed(a, &f, &info), 0);
-        return info.kind;
+        return info;
+}
+
+static TransportFrameKind feed_ok(TransportAssembler *a, amqp_frame_t f)
+{
+        return feed_info(a, f).kind;
 }
 
 static int feed_err(TransportAssembler *a, amqp_frame_t f, const char *text)
@@ -215,46 +222,38 @@ START_TEST(test_assemble_events)
                 .reply_text = amqp_cstring_bytes("CONNECTION_FORCED - broker forced connection "
                                                  "closure with reason 'shutdown'")};
         amqp_connection_blocked_t blocked = {.reason = amqp_cstring_bytes("low on memory")};
-        amqp_frame_t f;
 
         transport_assembler_init(&a, 1, 1000);
 
-        f = method_frame(1, AMQP_BASIC_ACK_METHOD, &ack);
-        ck_assert_int_eq(transport_assembler_feed(&a, &f, &info), 0);
+        info = feed_info(&a, method_frame(1, AMQP_BASIC_ACK_METHOD, &ack));
         ck_assert_int_eq(info.kind, TRANSPORT_FRAME_CONFIRM);
         ck_assert_uint_eq(info.tag, 12);
         ck_assert(info.multiple);
         ck_assert(info.ack);
 
-        f = method_frame(1, AMQP_BASIC_NACK_METHOD, &nack);
-        ck_assert_int_eq(transport_assembler_feed(&a, &f, &info), 0);
+        info = feed_info(&a, method_frame(1, AMQP_BASIC_NACK_METHOD, &nack));
         ck_assert_int_eq(info.kind, TRANSPORT_FRAME_CONFIRM);
         ck_assert_uint_eq(info.tag, 13);
         ck_assert(!info.multiple);
         ck_assert(!info.ack);
 
-        f = method_frame(1, AMQP_BASIC_CANCEL_METHOD, &cancel);
-        ck_assert_int_eq(transport_assembler_feed(&a, &f, &info), 0);
+        info = feed_info(&a, method_frame(1, AMQP_BASIC_CANCEL_METHOD, &cancel));
         ck_assert_int_eq(info.kind, TRANSPORT_FRAME_CANCELLED);
         ck_assert_str_eq(info.text, "amq.ctag-9");
 
-        f = method_frame(1, AMQP_BASIC_CANCEL_OK_METHOD, NULL);
-        ck_assert_int_eq(transport_assembler_feed(&a, &f, &info), 0);
+        info = feed_info(&a, method_frame(1, AMQP_BASIC_CANCEL_OK_METHOD, NULL));
         ck_assert_int_eq(info.kind, TRANSPORT_FRAME_CANCEL_OK);
 
-        f = method_frame(0, AMQP_CONNECTION_CLOSE_METHOD, &cclose);
-        ck_assert_int_eq(transport_assembler_feed(&a, &f, &info), 0);
+        info = feed_info(&a, method_frame(0, AMQP_CONNECTION_CLOSE_METHOD, &cclose));
         ck_assert_int_eq(info.kind, TRANSPORT_FRAME_CONNECTION_CLOSE);
         ck_assert_uint_eq(info.reply_code, 320);
         ck_assert_str_eq(info.text, "CONNECTION_FORCED - broker forced connection closure with "
                                     "reason 'shutdown'");
 
-        f = method_frame(0, AMQP_CONNECTION_BLOCKED_METHOD, &blocked);
-        ck_assert_int_eq(transport_assembler_feed(&a, &f, &info), 0);
+        info = feed_info(&a, method_frame(0, AMQP_CONNECTION_BLOCKED_METHOD, &blocked));
         ck_assert_int_eq(info.kind, TRANSPORT_FRAME_BLOCKED);
         ck_assert_str_eq(info.text, "low on memory");
-        f = method_frame(0, AMQP_CONNECTION_UNBLOCKED_METHOD, NULL);
-        ck_assert_int_eq(transport_assembler_feed(&a, &f, &info), 0);
+        info = feed_info(&a, method_frame(0, AMQP_CONNECTION_UNBLOCKED_METHOD, NULL));
         ck_assert_int_eq(info.kind, TRANSPORT_FRAME_UNBLOCKED);
 }
 END_TEST
@@ -356,11 +355,5 @@ static Suite *frame_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(frame_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run(frame_suite());
 }

@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "transport/transport-internal.h"
 #include "util/macro.h"
+#include "test-lib.h"
 
 /* ---- id maps ---- */
 
@@ -434,6 +435,29 @@ static const TransportCallbacks callbacks = {
         .on_confirm = nop_confirm,
 };
 
+/* A loop with the tick timer RUN_UNTIL needs, and a transport started on
+ * it that reports into c. */
+static Transport *loop_start(uv_loop_t *loop, uv_timer_t *tick, const TransportOptions *o,
+                             Counts *c)
+{
+        Transport *t = NULL;
+
+        ck_assert_int_eq(uv_loop_init(loop), 0);
+        ck_assert_int_eq(uv_timer_init(loop, tick), 0);
+        ck_assert_int_eq(transport_new(loop, o, &callbacks, c, &t), 0);
+        ck_assert_int_eq(transport_start(t), 0);
+        return t;
+}
+
+/* Free the stopped t; the loop must then close with nothing left on it. */
+static void loop_finish(uv_loop_t *loop, uv_timer_t *tick, Transport *t)
+{
+        transport_free(t);
+        uv_close((uv_handle_t *)tick, NULL);
+        ck_assert_int_eq(uv_run(loop, UV_RUN_DEFAULT), 0);
+        ck_assert_int_eq(uv_loop_close(loop), 0);
+}
+
 static TransportOptions options(const ConfigHost *hosts, size_t n)
 {
         return (TransportOptions){.brokers = hosts,
@@ -537,10 +561,7 @@ START_TEST(test_start_stop_unreachable)
         char expect[128];
         uint64_t seq;
 
-        ck_assert_int_eq(uv_loop_init(&loop), 0);
-        ck_assert_int_eq(uv_timer_init(&loop, &tick), 0);
-        ck_assert_int_eq(transport_new(&loop, &o, &callbacks, &c, &t), 0);
-        ck_assert_int_eq(transport_start(t), 0);
+        t = loop_start(&loop, &tick, &o, &c);
         ck_assert_int_eq(transport_start(t), -EALREADY);
 
         ck_assert(RUN_UNTIL(&loop, &tick, c.lost >= 1, 5000));
@@ -567,11 +588,7 @@ START_TEST(test_start_stop_unreachable)
         ck_assert(RUN_UNTIL(&loop, &tick, c.stopped == 1, 5000));
         ck_assert_uint_lt((uv_hrtime() - t0) / 1000000, 400);
         ck_assert_int_eq(c.lost, 1); /* no on_lost after stop */
-        transport_free(t);
-
-        uv_close((uv_handle_t *)&tick, NULL);
-        ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
-        ck_assert_int_eq(uv_loop_close(&loop), 0);
+        loop_finish(&loop, &tick, t);
 }
 END_TEST
 
@@ -591,10 +608,7 @@ START_TEST(test_closed_port_waits_do_not_grow)
         Counts c = {0};
 
         o.reconnect_initial_ms = 100;
-        ck_assert_int_eq(uv_loop_init(&loop), 0);
-        ck_assert_int_eq(uv_timer_init(&loop, &tick), 0);
-        ck_assert_int_eq(transport_new(&loop, &o, &callbacks, &c, &t), 0);
-        ck_assert_int_eq(transport_start(t), 0);
+        t = loop_start(&loop, &tick, &o, &c);
         /* An exponential back-off would be at 6.4 to 12.8 s by the 8th. */
         ck_assert(RUN_UNTIL(&loop, &tick, c.lost >= 8, 5000));
         ck_assert_int_eq(c.error, -ECONNREFUSED);
@@ -602,11 +616,7 @@ START_TEST(test_closed_port_waits_do_not_grow)
         ck_assert_uint_le(c.max_retry_ms, 100);
         ck_assert_int_eq(transport_stop(t, count_stopped), 0);
         ck_assert(RUN_UNTIL(&loop, &tick, c.stopped == 1, 5000));
-        transport_free(t);
-
-        uv_close((uv_handle_t *)&tick, NULL);
-        ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
-        ck_assert_int_eq(uv_loop_close(&loop), 0);
+        loop_finish(&loop, &tick, t);
 }
 END_TEST
 
@@ -633,10 +643,7 @@ START_TEST(test_login_timeout)
         o.connect_timeout_ms = 300;
         o.reconnect_initial_ms = 100;
 
-        ck_assert_int_eq(uv_loop_init(&loop), 0);
-        ck_assert_int_eq(uv_timer_init(&loop, &tick), 0);
-        ck_assert_int_eq(transport_new(&loop, &o, &callbacks, &c, &t), 0);
-        ck_assert_int_eq(transport_start(t), 0);
+        t = loop_start(&loop, &tick, &o, &c);
         ck_assert(RUN_UNTIL(&loop, &tick, c.lost >= 1, 5000));
         ck_assert_int_eq(c.error, -ETIMEDOUT);
         ck_assert_msg(strstr(c.reason, "cannot log in to 127.0.0.1:") &&
@@ -650,11 +657,8 @@ START_TEST(test_login_timeout)
         ck_assert_uint_le(c.retry_ms, 400);
         ck_assert_int_eq(transport_stop(t, count_stopped), 0);
         ck_assert(RUN_UNTIL(&loop, &tick, c.stopped == 1, 5000));
-        transport_free(t);
         close(fd);
-        uv_close((uv_handle_t *)&tick, NULL);
-        ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
-        ck_assert_int_eq(uv_loop_close(&loop), 0);
+        loop_finish(&loop, &tick, t);
 }
 END_TEST
 
@@ -687,11 +691,5 @@ static Suite *transport_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(transport_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run(transport_suite());
 }

@@ -13,6 +13,7 @@
 #include "util/hexid.h"
 #include "util/macro.h"
 #include "util/strbuf.h"
+#include "test-lib.h"
 
 START_TEST(test_strbuf)
 {
@@ -679,13 +680,8 @@ START_TEST(test_hexid)
 }
 END_TEST
 
-int main(void)
+static void add_tests(TCase *tc)
 {
-        Suite *s = suite_create("util");
-        TCase *tc = tcase_create("core");
-        SRunner *sr;
-        int failed;
-
         tcase_add_test(tc, test_strbuf);
         tcase_add_test(tc, test_strbuf_limit);
         tcase_add_test(tc, test_file_read_all);
@@ -702,13 +698,11 @@ int main(void)
         tcase_add_test(tc, test_b64_padding);
         tcase_add_test(tc, test_b64_random);
         tcase_add_test(tc, test_hexid);
+}
+
+int main(void)
+{
         /* test_b64_random decodes ten 1 MiB texts piece by piece: under ASan
          * on a loaded machine that takes longer than Check's default 4 s. */
-        tcase_set_timeout(tc, 60);
-        suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_main_one("util", "core", NULL, NULL, 60, add_tests);
 }

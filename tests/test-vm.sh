@@ -38,7 +38,6 @@ data=$PWD/tests/data/vm
 start=$(date +%s)
 
 . tests/tap.sh
-elapsed() { echo "# $1 took $(($(date +%s) - $2)) s"; }
 bail() {
     echo "Bail out! $*"
     exit 1
@@ -52,7 +51,7 @@ for tool in debootstrap qemu-system-x86_64 qemu-img mkfs.ext4 genisoimage socat 
     command -v "$tool" >/dev/null || bail "$tool is missing: run packaging/test-deps.sh"
 done
 [ -x /usr/lib/rabbitmq/bin/rabbitmq-server ] || bail "rabbitmq-server is missing: run packaging/build-deps.sh"
-[ -x "$send" ] && [ -x "$amqp_tool" ] || bail "no build in $build (muranoagent-send, integ-amqp)"
+{ [ -x "$send" ] && [ -x "$amqp_tool" ]; } || bail "no build in $build (muranoagent-send, integ-amqp)"
 
 tmp=$(mktemp -d /tmp/muranoagent-vm.XXXXXX)
 broker=$tmp/broker
@@ -62,9 +61,11 @@ cleanup() {
     [ -n "$qemu_pid" ] && kill -KILL "$qemu_pid" 2>/dev/null
     # The relays QEMU started for the guest's connections, each recorded by
     # its own pid.
-    for pid in $(cat "$tmp/relay.pids" 2>/dev/null); do
-        kill -TERM "$pid" 2>/dev/null
-    done
+    if [ -f "$tmp/relay.pids" ]; then
+        while read -r pid; do
+            kill -TERM "$pid" 2>/dev/null
+        done <"$tmp/relay.pids"
+    fi
     wait 2>/dev/null
     [ -f "$broker/env" ] && tests/broker.sh stop "$broker" >/dev/null 2>&1
     rm -rf "$tmp"
@@ -148,7 +149,7 @@ st=$?
 rm -f "$root/tmp/muranoagent.deb"
 note <"$tmp/dpkg.log"
 check "dpkg -i installs the package into the image" test $st -eq 0
-cp -L "$root/vmlinuz" "$tmp/vmlinuz" && cp -L "$root/initrd.img" "$tmp/initrd.img" ||
+{ cp -L "$root/vmlinuz" "$tmp/vmlinuz" && cp -L "$root/initrd.img" "$tmp/initrd.img"; } ||
     bail "no kernel or initrd in the root"
 # The file system's size: what the root holds, plus room for plans.
 size=$(($(du -sm "$root" | cut -f1) * 5 / 4 + 512))
@@ -163,8 +164,8 @@ tests/broker.sh start "$broker" 2>"$tmp/broker.log" || { note <"$tmp/broker.log"
 # shellcheck disable=SC1091
 . "$broker/env"
 elapsed "starting the broker" "$t0"
-openssl genrsa -out "$tmp/engine.pem" 2048 2>/dev/null &&
-    openssl rsa -in "$tmp/engine.pem" -RSAPublicKey_out -out "$tmp/engine.pub" 2>/dev/null ||
+{ openssl genrsa -out "$tmp/engine.pem" 2048 2>/dev/null &&
+    openssl rsa -in "$tmp/engine.pem" -RSAPublicKey_out -out "$tmp/engine.pub" 2>/dev/null; } ||
     bail "cannot make the engine key"
 
 # QEMU starts this for every connection the guest opens to 10.0.2.100:5672,

@@ -144,9 +144,7 @@ static int chef_run(Exec *e, const char *path, const json_t *attrs, const ProcRu
         _cleanup_strbuf_ StrBuf cmd = STRBUF_INIT;
         int r;
 
-        if ((r = exec_module_split(e, &module, &recipe, ret_err)) != 0)
-                return r;
-        if ((r = exec_path_normalize(path, &dir)) < 0)
+        if ((r = exec_module_split(e, path, &module, &recipe, &dir, ret_err)) != 0)
                 return r;
         if (pyrepr_truthy(exec_option(e, "useBerkshelf"))) {
                 if ((r = run_berks(e, dir, module, runner, &cookbooks, ret_err)) != 0)

@@ -48,9 +48,12 @@ int exec_error(BodyCallError *err, int code, json_t *info, const char *fmt, ...)
  * '/x'", code 1. */
 int exec_error_os(BodyCallError *err, int errnum, const char *path);
 
-/* Chef and Puppet: EntryPoint "module::recipe", split at the last "::".
- * 1 with the reference's code 100 error when there is no "::". */
-int exec_module_split(const Exec *e, char **ret_module, char **ret_recipe, BodyCallError *err);
+/* Chef and Puppet: EntryPoint "module::recipe", split at the last "::",
+ * and the script's directory path, normalized (exec_path_normalize()).
+ * 1 with the reference's code 100 error when there is no "::"; -EINVAL
+ * for a relative path; -ENOMEM. */
+int exec_module_split(const Exec *e, const char *path, char **ret_module, char **ret_recipe,
+                      char **ret_dir, BodyCallError *err);
 
 /* Chef and Puppet: an OSError while writing their files, as the reference
  * reports it: "<kind> <module> returned error code <recipe>: <strerror>"

@@ -107,9 +107,7 @@ static int puppet_run(Exec *e, const char *path, const json_t *attrs, const Proc
         _cleanup_strbuf_ StrBuf cmd = STRBUF_INIT;
         int r;
 
-        if ((r = exec_module_split(e, &module, &recipe, ret_err)) != 0)
-                return r;
-        if ((r = exec_path_normalize(path, &dir)) < 0)
+        if ((r = exec_module_split(e, path, &module, &recipe, &dir, ret_err)) != 0)
                 return r;
         if ((r = write_files(dir, module, recipe, attrs, ret_err)) != 0)
                 return r;

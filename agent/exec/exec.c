@@ -81,10 +81,12 @@ int exec_error_os(BodyCallError *err, int errnum, const char *path)
         return exec_error(err, EXEC_ERROR_EXCEPTION, NULL, "%s", b.data);
 }
 
-int exec_module_split(const Exec *e, char **ret_module, char **ret_recipe, BodyCallError *err)
+int exec_module_split(const Exec *e, const char *path, char **ret_module, char **ret_recipe,
+                      char **ret_dir, BodyCallError *err)
 {
         const char *ep = e->entry_point, *sep = NULL, *p;
         char *module, *recipe;
+        int r;
 
         for (p = strstr(ep, "::"); p; p = strstr(p + 1, "::"))
                 sep = p;
@@ -93,10 +95,11 @@ int exec_module_split(const Exec *e, char **ret_module, char **ret_recipe, BodyC
                                   "Module recipe name format %s is not valid", ep);
         module = strndup(ep, (size_t)(sep - ep));
         recipe = strdup(sep + 2);
-        if (!module || !recipe) {
+        r = module && recipe ? exec_path_normalize(path, ret_dir) : -ENOMEM;
+        if (r < 0) {
                 free(module);
                 free(recipe);
-                return -ENOMEM;
+                return r;
         }
         *ret_module = module;
         *ret_recipe = recipe;

@@ -88,10 +88,6 @@ const char *files_url_last_piece(const char *url);
 
 /* --- files-fs.c --- */
 
-/* Why s is not one safe file name (a file ID or script name used as a
- * directory entry of the cache dir), or NULL. */
-const char *files_component_problem(const char *s, size_t len);
-
 /* Why a file Name is unsafe below the script folder, or NULL. The reasons
  * and their wording are plan validation's (agent/plan/plan-validate.c). */
 const char *files_name_problem(const char *name, size_t len);

@@ -75,6 +75,12 @@ typedef struct FilesOptions {
 
 typedef struct Files Files;
 
+/* Why s is not one safe file name, or NULL: empty, holding a NUL or a '/',
+ * '.' or '..', or longer than NAME_MAX (255) bytes. It decides what may be a
+ * directory entry here: a file ID or script name in the cache dir, a plan ID
+ * naming the cache dir (files_new() and the runner's job ID). */
+const char *files_component_problem(const char *s, size_t len);
+
 /* Make the cache dir <storage>/files/<plan_id> for a plan: missing parents
  * are created with mode 0700 (0711 with opt->set_owner), an existing cache
  * dir of that name is removed first (as the reference does: a re-run of a

@@ -5,10 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <grp.h>
 #include <limits.h>
 #include <math.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +20,21 @@
 #include "util/hexid.h"
 #include "util/macro.h"
 #include "util/pyjson.h"
+#include "util/userdb.h"
+
+/* What runner_new() sets up before the loop's handles: freed when the last
+ * handle has closed, or by runner_new() when it fails. */
+static void runner_free_setup(Runner *r)
+{
+        cgroup_free(r->cgroup);
+        free(r->storage);
+        free(r->helper);
+        free(r->home);
+        free(r->fetcher);
+        if (r->proc_fd >= 0)
+                close(r->proc_fd);
+        free(r);
+}
 
 static void runner_on_close(uv_handle_t *h)
 {
@@ -31,14 +44,7 @@ static void runner_on_close(uv_handle_t *h)
                 return;
         uv_mutex_destroy(&r->lock);
         uv_cond_destroy(&r->cond);
-        cgroup_free(r->cgroup);
-        free(r->storage);
-        free(r->helper);
-        free(r->home);
-        free(r->fetcher);
-        if (r->proc_fd >= 0)
-                close(r->proc_fd);
-        free(r);
+        runner_free_setup(r);
 }
 
 static void job_free(RunnerJob *job)
@@ -211,77 +217,6 @@ static void runner_on_stop_grace(uv_timer_t *t)
         runner_cancel(r, RUNNER_CANCEL_STOP);
 }
 
-/* The buffer size getpwnam_r() and getgrnam_r() need. */
-static size_t nss_buffer_size(int which)
-{
-        long size = sysconf(which);
-        return size > 0 ? (size_t)size : 16384;
-}
-
-/* Whether s is a number, as the helper reads --user and --group. */
-static bool parse_id(const char *s, unsigned *ret)
-{
-        unsigned long n;
-        char *end;
-
-        if (s[0] < '0' || s[0] > '9')
-                return false;
-        errno = 0;
-        n = strtoul(s, &end, 10);
-        if (errno != 0 || *end != '\0' || n >= UINT_MAX)
-                return false;
-        *ret = (unsigned)n;
-        return true;
-}
-
-/* [sandbox] user, by name or number, from the passwd database. Returns 0,
- * -ENOENT when there is no such user, or a negative errno. */
-static int lookup_uid(const char *user, uid_t *ret)
-{
-        size_t size = nss_buffer_size(_SC_GETPW_R_SIZE_MAX);
-        _cleanup_free_ char *buf = malloc(size);
-        struct passwd pw, *found = NULL;
-        unsigned n;
-        int rc;
-
-        if (!buf)
-                return -ENOMEM;
-        rc = parse_id(user, &n) ? getpwuid_r((uid_t)n, &pw, buf, size, &found)
-                                : getpwnam_r(user, &pw, buf, size, &found);
-        if (rc != 0)
-                return -rc;
-        if (!found)
-                return -ENOENT;
-        *ret = pw.pw_uid;
-        return 0;
-}
-
-/* [sandbox] group: a number as it is (the helper needs no entry for it),
- * a name from the group database. Returns 0, -ENOENT or a negative errno. */
-static int lookup_gid(const char *group, gid_t *ret)
-{
-        size_t size = nss_buffer_size(_SC_GETGR_R_SIZE_MAX);
-        _cleanup_free_ char *buf = NULL;
-        struct group gr, *found = NULL;
-        unsigned n;
-        int rc;
-
-        if (parse_id(group, &n)) {
-                *ret = (gid_t)n;
-                return 0;
-        }
-        buf = malloc(size);
-        if (!buf)
-                return -ENOMEM;
-        rc = getgrnam_r(group, &gr, buf, size, &found);
-        if (rc != 0)
-                return -rc;
-        if (!found)
-                return -ENOENT;
-        *ret = gr.gr_gid;
-        return 0;
-}
-
 /* Scripts that run as someone else than the agent must reach their files,
  * which the files module then gives to that user (FilesOptions.set_owner;
  * docs/sandbox.md, "Running scripts as another user"). A group that does
@@ -290,15 +225,18 @@ static int runner_setup_owner(Runner *r, char **ret_error)
 {
         const struct ConfigSandbox *sb = &r->cfg->sandbox;
         const char *what = "user", *value = sb->user;
+        UserdbUser u;
         int rc;
 
         if (!sb->enabled)
                 return 0;
-        rc = lookup_uid(sb->user, &r->owner_uid);
+        rc = userdb_user(sb->user, &u);
         if (rc == 0) {
+                r->owner_uid = u.uid;
+                userdb_user_clear(&u);
                 what = "group";
                 value = sb->group;
-                rc = lookup_gid(sb->group, &r->owner_gid);
+                rc = userdb_group(sb->group, &r->owner_gid);
         }
         if (rc < 0) {
                 if (asprintf(ret_error, "[sandbox] %s = %s: %s%s", what, value,
@@ -452,21 +390,14 @@ int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner *
         return 0;
 
 fail:
-        cgroup_free(r->cgroup);
-        free(r->storage);
-        free(r->helper);
-        free(r->home);
-        free(r->fetcher);
-        if (r->proc_fd >= 0)
-                close(r->proc_fd);
-        free(r);
+        runner_free_setup(r);
         return rc;
 }
 
 /* The plan's ID as a directory name. The reference uses the ID as it is,
  * so an empty ID made it remove <storage>/files itself; an ID that is not
- * a plain name gets a fresh one for the directory (the result still
- * carries the real ID). */
+ * a safe file name (files_component_problem()) gets a fresh one for the
+ * directory (the result still carries the real ID). */
 static char *safe_id(const json_t *plan, const json_t *source_id)
 {
         const json_t *id = json_object_get(plan, "ID");
@@ -475,8 +406,7 @@ static char *safe_id(const json_t *plan, const json_t *source_id)
                                                       : "";
         char fresh[33];
 
-        if (*s && strlen(s) <= 128 && !strchr(s, '/') && strcmp(s, ".") != 0 &&
-            strcmp(s, "..") != 0)
+        if (!files_component_problem(s, strlen(s)))
                 return strdup(s);
         if (hexid_new(fresh) < 0)
                 return NULL;

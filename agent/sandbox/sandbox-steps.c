@@ -6,13 +6,14 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "util/userdb.h"
 
 /* ---- async-signal-safe text ---- */
 
@@ -72,17 +73,6 @@ static int step_fail_num(SandboxStepError *e, const char *what, unsigned long lo
 
 /* ---- identity (the parent's side) ---- */
 
-static bool parse_id(const char *s, unsigned long *ret)
-{
-        char *end;
-
-        if (*s < '0' || *s > '9')
-                return false;
-        errno = 0;
-        *ret = strtoul(s, &end, 10);
-        return errno == 0 && *end == '\0' && *ret < (unsigned long)(uid_t)-1;
-}
-
 /* e->what = a + b + c, for the messages that quote a name. */
 static int fail3(SandboxStepError *e, const char *a, const char *b, const char *c)
 {
@@ -97,29 +87,30 @@ static int fail3(SandboxStepError *e, const char *a, const char *b, const char *
 int sandbox_identity_resolve(const char *user, const char *group, SandboxIdentity *id,
                              SandboxStepError *e)
 {
-        struct passwd *pw = NULL;
-        unsigned long n;
+        UserdbUser pw = {0};
+        bool have_pw = false;
+        unsigned n = 0;
+        int r = 0;
 
         *id = (SandboxIdentity){0};
         if (user) {
-                if (parse_id(user, &n))
-                        pw = getpwuid((uid_t)n);
-                else if (!(pw = getpwnam(user)))
+                /* A number needs no passwd entry; a name does. */
+                have_pw = userdb_user(user, &pw) == 0;
+                if (!have_pw && !userdb_parse_id(user, &n))
                         return fail3(e, "user '", user, "': no such user");
-                id->uid = pw ? pw->pw_uid : (uid_t)n;
+                id->uid = have_pw ? pw.uid : (uid_t)n;
                 id->set_uid = true;
         }
         if (group) {
-                struct group *gr = NULL;
-
-                if (!parse_id(group, &n) && !(gr = getgrnam(group)))
-                        return fail3(e, "group '", group, "': no such group");
-                id->gid = gr ? gr->gr_gid : (gid_t)n;
+                if (userdb_group(group, &id->gid) < 0) {
+                        r = fail3(e, "group '", group, "': no such group");
+                        goto out;
+                }
         } else if (user) {
-                if (!pw)
+                if (!have_pw)
                         return fail3(e, "user ", user,
                                      ": no passwd entry to take a group from; give --group");
-                id->gid = pw->pw_gid;
+                id->gid = pw.gid;
         } else {
                 return 0;
         }
@@ -129,19 +120,23 @@ int sandbox_identity_resolve(const char *user, const char *group, SandboxIdentit
          * bare number, or a group without a user, gets that one group and
          * nothing else. The first getgrouplist() call only counts. */
         id->n_groups = 0;
-        if (pw && user)
-                (void)getgrouplist(pw->pw_name, id->gid, NULL, &id->n_groups);
+        if (have_pw)
+                (void)getgrouplist(pw.name, id->gid, NULL, &id->n_groups);
         if (id->n_groups < 1)
                 id->n_groups = 1;
         id->groups = calloc((size_t)id->n_groups, sizeof(gid_t));
-        if (!id->groups)
-                return step_fail(e, "supplementary groups", ENOMEM);
-        id->groups[0] = id->gid;
-        if (pw && user && getgrouplist(pw->pw_name, id->gid, id->groups, &id->n_groups) < 0) {
-                sandbox_identity_clear(id);
-                return fail3(e, "user '", user, "': cannot list its groups");
+        if (!id->groups) {
+                r = step_fail(e, "supplementary groups", ENOMEM);
+                goto out;
         }
-        return 0;
+        id->groups[0] = id->gid;
+        if (have_pw && getgrouplist(pw.name, id->gid, id->groups, &id->n_groups) < 0) {
+                sandbox_identity_clear(id);
+                r = fail3(e, "user '", user, "': cannot list its groups");
+        }
+out:
+        userdb_user_clear(&pw);
+        return r;
 }
 
 void sandbox_identity_clear(SandboxIdentity *id)

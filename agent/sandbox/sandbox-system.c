@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 
 #include "sandbox/sandbox-config.h"
 #include "util/program.h"
+#include "util/userdb.h"
 
 int sandbox_helper_path(char **ret)
 {
@@ -22,31 +22,13 @@ int sandbox_helper_path(char **ret)
 
 int sandbox_user_home(const char *user, char **ret)
 {
-        struct passwd pw, *found = NULL;
-        char *end, *home;
-        unsigned long uid;
-        long size = sysconf(_SC_GETPW_R_SIZE_MAX);
-        _cleanup_free_ char *buf = NULL;
-        int r;
+        UserdbUser u;
+        int r = userdb_user(user, &u);
 
-        if (size <= 0)
-                size = 16384;
-        buf = malloc((size_t)size);
-        if (!buf)
-                return -ENOMEM;
-        errno = 0;
-        uid = strtoul(user, &end, 10);
-        if (user[0] >= '0' && user[0] <= '9' && errno == 0 && *end == '\0')
-                r = getpwuid_r((uid_t)uid, &pw, buf, (size_t)size, &found);
-        else
-                r = getpwnam_r(user, &pw, buf, (size_t)size, &found);
-        if (r != 0)
-                return -r;
-        if (!found)
-                return -ENOENT;
-        home = strdup(pw.pw_dir);
-        if (!home)
-                return -ENOMEM;
-        *ret = home;
+        if (r < 0)
+                return r;
+        *ret = u.home;
+        u.home = NULL;
+        userdb_user_clear(&u);
         return 0;
 }

@@ -15,11 +15,8 @@
 . "$(dirname "$0")/common.sh"
 
 agent_conf a "max_plan_size = 4K"
-q=$(qname a)
-rq=$q-results
-amqp declare "$q" "$rq" >/dev/null || bail "cannot declare the queues"
-agent_start a
-agent_wait_consuming a || bail "the agent did not start consuming"
+queues a
+agent_up a
 
 printf 'this is not json' >"$T/nonjson"
 printf '[1, 2, 3]' >"$T/array"

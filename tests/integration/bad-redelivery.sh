@@ -11,9 +11,7 @@
 . "$(dirname "$0")/common.sh"
 
 agent_conf a
-q=$(qname a)
-rq=$q-results
-amqp declare "$q" "$rq" >/dev/null || bail "cannot declare the queues"
+queues a
 
 printf 'this is not json' >"$T/nonjson"
 printf '[1, 2, 3]' >"$T/array"

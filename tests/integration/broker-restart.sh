@@ -11,12 +11,9 @@
 . "$(dirname "$0")/common.sh"
 
 agent_conf a
-q=$(qname a)
-rq=$q-results
+queues a
 runlog=$T/runs.log
-amqp declare "$q" "$rq" >/dev/null || bail "cannot declare the queues"
-agent_start a
-agent_wait_consuming a || bail "the agent did not start consuming"
+agent_up a
 
 # p1 ends only once the test has seen the connection drop (or after 60 s),
 # so that it finishes while the broker is away however long the broker takes

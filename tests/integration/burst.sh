@@ -13,10 +13,8 @@
 
 N=${BURST_PLANS:-500}
 agent_conf a
-q=$(qname a)
-rq=$q-results
+queues a
 runlog=$T/runs.log
-amqp declare "$q" "$rq" >/dev/null || bail "cannot declare the queues"
 
 # make_plans DIR PREFIX STAMP_BASE: N plan files DIR/PREFIX-NNN.json.
 make_plans() {

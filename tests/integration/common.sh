@@ -31,12 +31,6 @@ ITEST_SECONDS=$SECONDS
 
 . "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
-same() { # same DESCRIPTION WANT GOT
-    if [ "$2" = "$3" ]; then ok "$1"; else
-        not_ok "$1"
-        printf '%s\n' "want: $2" " got: $3" | sed 's/^/#   /'
-    fi
-}
 bail() {
     echo "Bail out! $*"
     exit 1
@@ -112,6 +106,14 @@ snd() { timeout 300 "$MURANOAGENT_SEND" --host 127.0.0.1 --port "$BROKER_PORT" "
 
 # Queue names of this test: unique per test and per run.
 qname() { echo "it-$ITEST-$$-$1"; }
+
+# queues NAME: q, the queue agent NAME consumes, and rq, its results queue,
+# both declared as the engine declares them.
+queues() {
+    q=$(qname "$1")
+    rq=$q-results
+    amqp declare "$q" "$rq" >/dev/null || bail "cannot declare the queues"
+}
 
 # ---- agents ---------------------------------------------------------------
 
@@ -191,6 +193,14 @@ log_has() { [ "$(count_lines "$T/$1/log" "$2")" -ge "${3:-1}" ]; }
 # (default 1) "consuming" line since the log began.
 agent_wait_consuming() {
     wait_for 30 log_has "$1" "INFO muranoagent consuming '" "${2:-1}"
+}
+
+# agent_up NAME [N]: agent_start NAME, and bail out unless it logs its N-th
+# (default 1) "consuming" line.
+agent_up() {
+    agent_start "$1"
+    agent_wait_consuming "$1" "${2:-1}" ||
+        bail "agent $1 did not start consuming: $(tail -3 "$T/$1/log")"
 }
 
 # agent_alive NAME: started and not ended.

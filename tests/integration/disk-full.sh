@@ -26,9 +26,7 @@ trap 'umount -l "$T/a/storage" 2>/dev/null; itest_cleanup' EXIT
 agent_conf a
 mkdir -p "$T/a/storage"
 mount -t tmpfs -o size=2m,mode=0700 muranoagent-itest "$T/a/storage" || bail "cannot mount a tmpfs"
-q=$(qname a)
-rq=$q-results
-amqp declare "$q" "$rq" >/dev/null || bail "cannot declare the queues"
+queues a
 
 # A datagram socket standing in for systemd's: every STATUS= line the agent
 # sends is appended to $T/status.

@@ -10,15 +10,12 @@
 . "$(dirname "$0")/common.sh"
 
 agent_conf a "heartbeat = 2"
-q=$(qname a)
-rq=$q-results
-amqp declare "$q" "$rq" >/dev/null || bail "cannot declare the queues"
+queues a
 broker_log=$BROKER_DIR/log/rabbit.log
 missed() { count_lines "$broker_log" "missed heartbeats"; }
 missed_before=$(missed)
 
-agent_start a
-agent_wait_consuming a || bail "the agent did not start consuming"
+agent_up a
 check "the heartbeat is negotiated at 2 s" log_has a "\(connection 1, heartbeat 2 s\)"
 script_plan "$T/long.json" long "$(printf '#!/bin/sh\nsleep 10\necho "$1 after 10 s"\n')"
 t0=$(date +%s%3N)

@@ -27,12 +27,10 @@
 
 ITER=${KILL9_ITERATIONS:-60}
 agent_conf k
-q=$(qname k)
-rq=$q-results
+queues k
 runlog=$T/runs.log
 : >"$runlog"
 mkdir -p "$T/plans"
-amqp declare "$q" "$rq" >/dev/null || bail "cannot declare the queues"
 
 points=(stored begun result published confirmed)
 total=0

@@ -11,12 +11,9 @@
 . "$(dirname "$0")/common.sh"
 
 agent_conf a
-q=$(qname a)
-rq=$q-results
+queues a
 runlog=$T/runs.log
-amqp declare "$q" "$rq" >/dev/null || bail "cannot declare the queues"
-agent_start a
-agent_wait_consuming a || bail "the agent did not start consuming"
+agent_up a
 
 script=$(printf '#!/bin/sh\necho "$1" >> %s\necho "ran $1 $(date +%%s%%N)"\n' "$runlog")
 script_plan "$T/stamped.json" stamped "$script" 777
@@ -45,8 +42,7 @@ same "the log says so, once per repeat" 3 "$(count_lines "$T/a/log" "plan alread
 
 agent_stop a
 same "SIGTERM: the agent exits 0" 0 "$AGENT_STATUS"
-agent_start a
-agent_wait_consuming a 2 || bail "the agent did not start again"
+agent_up a 2
 same "after a restart: stamped sent again, answered" 1 "$(answer s3 "$T/stamped.json")"
 check "from the record on disk, byte for byte" cmp "$T/s1/00001.body" "$T/s3/00001.body"
 same "another body under plain's ID: answered" 1 "$(answer p2 "$T/other.json")"

@@ -24,12 +24,10 @@ ITER=${RESTART_ITERATIONS:-15}
 agent_conf a
 mkdir -p "$T/b"
 cp "$T/a/agent.conf" "$T/b/agent.conf"
-q=$(qname a)
-rq=$q-results
+queues a
 runlog=$T/runs.log
 : >"$runlog"
 mkdir -p "$T/plans"
-amqp declare "$q" "$rq" >/dev/null || bail "cannot declare the queues"
 
 # A plan whose script logs its ID, leaves a child that lingers LINGER
 # seconds, and runs for RUN seconds.
@@ -43,8 +41,7 @@ lingering_plan() { # lingering_plan ID LINGER RUN
 consuming() { log_has "$1" "INFO muranoagent consuming '" "$2" || ! agent_alive "$1"; }
 
 # ---- part 1 ----
-agent_start a
-agent_wait_consuming a || bail "agent a did not start consuming"
+agent_up a
 lingering_plan r0 2 8
 amqp publish "$q" "$T/plans/r0.json" >/dev/null || bail "cannot publish"
 wait_for 20 grep -qx r0 "$runlog" || bail "r0's script did not start"

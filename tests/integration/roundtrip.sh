@@ -13,11 +13,8 @@
 
 examples=$ITEST_ROOT/plans/examples
 agent_conf a
-q=$(qname a)
-rq=$q-results
-amqp declare "$q" "$rq" >/dev/null || bail "cannot declare the queues"
-agent_start a
-agent_wait_consuming a || bail "the agent did not start consuming: $(tail -5 "$T/a/log")"
+queues a
+agent_up a
 ok "the agent consumes its queue (declared by the engine, not by the agent)"
 
 # want_props SOURCE_ID: the properties the reference publishes a result with.
@@ -91,8 +88,7 @@ agent_conf d "[DEFAULT]" "enable_dynamic_result_queue = true"
 dq=$(qname d)
 reply=$dq-reply
 amqp declare "$dq" "$dq-results" "$reply" >/dev/null
-agent_start d
-agent_wait_consuming d || bail "the second agent did not start consuming"
+agent_up d
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["ReplyTo"]=sys.argv[2]; print(json.dumps(p))' \
     "$examples/hello.json" "$reply" >"$T/reply.json"
 amqp publish "$dq" "$T/reply.json" >/dev/null

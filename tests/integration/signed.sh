@@ -20,12 +20,9 @@ mapfile -t keylines <"$T/engine.pub"
 agent_conf s "[DEFAULT]" "engine_key =" "${keylines[@]/#/$'\t'}"
 check "the key is TAB-indented below 'engine_key =' in the config" \
     grep -qP '^\t-----BEGIN RSA PUBLIC KEY-----$' "$T/s/agent.conf"
-q=$(qname s)
-rq=$q-results
+queues s
 runlog=$T/runs.log
-amqp declare "$q" "$rq" >/dev/null || bail "cannot declare the queues"
-agent_start s
-agent_wait_consuming s || bail "the agent did not start consuming: $(tail -3 "$T/s/log")"
+agent_up s
 check "the agent requires signatures" log_has s "INFO muranoagent plans must be signed \(engine key: RSA 2048 bits\)"
 
 # sign KEY QUEUE FILE OUT: RSA PKCS#1 v1.5 SHA-256 over QUEUE followed by FILE.

@@ -13,15 +13,12 @@
 . "$(dirname "$0")/common.sh"
 
 agent_conf a "stop_grace = 3" "kill_grace = 1"
-q=$(qname a)
-rq=$q-results
-amqp declare "$q" "$rq" >/dev/null || bail "cannot declare the queues"
+queues a
 ms() { date +%s%3N; }
 dead() { [ ! -e "/proc/$1" ] || grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
 
 # ---- idle ----
-agent_start a
-agent_wait_consuming a || bail "the agent did not start consuming: $(tail -3 "$T/a/log")"
+agent_up a
 t0=$(ms)
 agent_stop a 10
 t1=$(ms)
@@ -32,14 +29,18 @@ check "idle: says it stopped" log_has a "INFO muranoagent stopped; 0 plans done 
 # run_case NAME SCRIPT: start the agent, send a plan running SCRIPT (which
 # writes its pid to $T/NAME.pid and its child's to $T/NAME.child), SIGTERM
 # the agent once the script runs, and collect the one result into $T/res-NAME.
+# start_plan NAME: start the agent, publish $T/NAME.json, and wait until
+# its script has written $T/NAME.child; t0 is that moment.
+start_plan() {
+    agent_up a "$((++starts))"
+    amqp publish "$q" "$T/$1.json" >/dev/null
+    wait_for 20 test -s "$T/$1.child" || bail "$1: the script did not start"
+    t0=$(ms)
+}
 run_case() {
     local name=$1 script=$2 got
     script_plan "$T/$name.json" "$name" "$script"
-    agent_start a
-    agent_wait_consuming a "$((++starts))" || bail "the agent did not start consuming"
-    amqp publish "$q" "$T/$name.json" >/dev/null
-    wait_for 20 test -s "$T/$name.child" || bail "$name: the script did not start"
-    t0=$(ms)
+    start_plan "$name"
     kill -TERM "${AGENT_PID[a]}"
     sleep 1
     alive_after_1s=no
@@ -96,11 +97,7 @@ check "stubborn: not even the script's child (it ignored nothing, it was in the 
 
 # ---- a second SIGTERM does not wait for the grace ----
 script_plan "$T/twice.json" twice "$(printf '#!/bin/sh\necho $$ > %s/twice.pid\ntrap "" TERM\nsleep 60 & echo $! > %s/twice.child\nwait\n' "$T" "$T")"
-agent_start a
-agent_wait_consuming a "$((++starts))" || bail "the agent did not start consuming"
-amqp publish "$q" "$T/twice.json" >/dev/null
-wait_for 20 test -s "$T/twice.child" || bail "twice: the script did not start"
-t0=$(ms)
+start_plan twice
 kill -TERM "${AGENT_PID[a]}"
 sleep 0.5
 kill -TERM "${AGENT_PID[a]}"
@@ -136,9 +133,9 @@ check "checked: the log says the plan waits" \
 same "checked: nothing published before the restart" 0 "$(amqp drain --idle 1000 "$rq")"
 e=$(journal_entries a)
 same "checked: its entry holds plan.json only, no running mark" plan.json \
-    "$(ls "$T/a/storage/plans/$e" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
-agent_start a
-agent_wait_consuming a "$((++starts))" || bail "the agent did not start consuming"
+    "$(find "$T/a/storage/plans/$e" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | sort |
+        tr '\n' ' ' | sed 's/ $//')"
+agent_up a "$((++starts))"
 mkdir -p "$T/res-checked"
 amqp drain --count 1 --idle 10000 --out "$T/res-checked" "$rq" >/dev/null
 agent_stop a

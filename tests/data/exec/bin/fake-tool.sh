@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Shared by the fake chef-solo, puppet and berks that tests/test-exec.c puts
 # on PATH. Sourced, not run: "$0" is the fake program itself.
 #

@@ -10,8 +10,7 @@ fi
 # when this script is run. Our default DIB elements install it in /usr/local/bin.
 # Expand path to some of those locations.
 PATH="/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin:$PATH"
-which muranoagent > /dev/null
-if [ $? -eq 0 ]; then
+if which muranoagent > /dev/null; then
   echo "muranoagent binary is already installed"
 else
   # TODO(kzaitsev): use deb/rpm packages as soon as we can

@@ -1,10 +1,15 @@
-/* What every Check program's main() does: run a suite and turn its
- * failures into the exit status, and the one-tcase suite with a fixture
- * and a time limit that most of them build. */
+/* What the Check programs share: check_run(), which every main() ends in
+ * (run a suite, turn its failures into the exit status); the one-tcase
+ * suite with a fixture and a time limit that most of them build; rm_rf() for
+ * their temporary directories; a pseudo-random generator. */
 #pragma once
 
 #include <check.h>
+#include <ftw.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 /* A decimal literal of 4301 digits, one past CPython 3.11's limit on
  * int/str conversion (sys.int_info.default_max_str_digits). */
@@ -30,8 +35,8 @@ static inline int check_run(Suite *s)
 }
 
 /* Suite name with one tcase, tc_name, whose tests each get fixture_setup() and
- * fixture_teardown() around them (checked fixtures: run in the test's process)
- * and timeout seconds; add_tests adds them. */
+ * fixture_teardown() around them (checked fixtures: run in the test's process;
+ * either may be NULL) and timeout seconds; add_tests adds them. */
 static inline int check_main_one(const char *name, const char *tc_name, void (*fixture_setup)(void),
                                  void (*fixture_teardown)(void), double timeout,
                                  void (*add_tests)(TCase *tc))
@@ -39,9 +44,33 @@ static inline int check_main_one(const char *name, const char *tc_name, void (*f
         Suite *s = suite_create(name);
         TCase *tc = tcase_create(tc_name);
 
-        tcase_add_checked_fixture(tc, fixture_setup, fixture_teardown);
+        if (fixture_setup || fixture_teardown)
+                tcase_add_checked_fixture(tc, fixture_setup, fixture_teardown);
         tcase_set_timeout(tc, timeout);
         add_tests(tc);
         suite_add_tcase(s, tc);
         return check_run(s);
+}
+
+static inline int rm_rf_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void)st, (void)flag, (void)ftw;
+        return remove(path);
+}
+
+/* rm -rf path, not following symbolic links: 0, or -1 with errno set where
+ * an entry could not be removed (a missing path is such a failure). */
+static inline int rm_rf(const char *path)
+{
+        return nftw(path, rm_rf_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* xorshift64*, from a fixed seed in *state, so that a failure can be
+ * replayed. */
+static inline uint64_t test_rng(uint64_t *state)
+{
+        *state ^= *state >> 12;
+        *state ^= *state << 25;
+        *state ^= *state >> 27;
+        return *state * 0x2545f4914f6cdd1du;
 }
