@@ -3,7 +3,6 @@
  * and what CPython 3.11 prints), spelled out. */
 #include "test-exec.h"
 
-
 /* ---- output text: decoding, line breaks, strip ---- */
 
 static const struct {
