@@ -71,15 +71,8 @@ bool plan_runs_plain(const char *text, size_t len)
 
 int plan_runs_add(PlanRuns *runs, size_t start, size_t len)
 {
-        if (runs->n == runs->cap) {
-                size_t cap = runs->cap ? 2 * runs->cap : 8;
-                PlanRun *run = reallocarray(runs->run, cap, sizeof(*run));
-
-                if (!run)
-                        return -ENOMEM;
-                runs->run = run;
-                runs->cap = cap;
-        }
+        if (grow_array(&runs->run, &runs->cap, runs->n, sizeof(*runs->run), 8) < 0)
+                return -ENOMEM;
         runs->run[runs->n++] = (PlanRun){.start = start, .len = len};
         return 0;
 }

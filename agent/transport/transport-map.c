@@ -7,19 +7,14 @@
 #include <string.h>
 
 #include "transport/transport-internal.h"
+#include "util/macro.h"
 
 int transport_idmap_append(TransportIdMap *m, uint64_t key, uint64_t value, unsigned epoch)
 {
         if (m->n > 0 && m->items[m->n - 1].key >= key)
                 return -EINVAL;
-        if (m->n == m->cap) {
-                size_t cap = m->cap ? m->cap * 2 : 8;
-                TransportIdEntry *items = reallocarray(m->items, cap, sizeof(*items));
-                if (!items)
-                        return -ENOMEM;
-                m->items = items;
-                m->cap = cap;
-        }
+        if (grow_array(&m->items, &m->cap, m->n, sizeof(*m->items), 8) < 0)
+                return -ENOMEM;
         m->items[m->n++] = (TransportIdEntry){.key = key, .value = value, .epoch = epoch};
         return 0;
 }

@@ -26,6 +26,27 @@ static inline void *steal_ptr(void *pp)
 }
 #define TAKE_PTR(p) steal_ptr(&(p))
 
+/* Room for one more element in a growable array: when n has reached *cap,
+ * the array at *pp (of elements of size bytes) is reallocated to twice
+ * *cap, or to first elements when empty. Returns 0 or -ENOMEM (the array
+ * is then unchanged). */
+static inline int grow_array(void *pp, size_t *cap, size_t n, size_t size, size_t first)
+{
+        void **p = pp;
+        size_t c;
+        void *q;
+
+        if (n < *cap)
+                return 0;
+        c = *cap ? 2 * *cap : first;
+        q = reallocarray(*p, c, size);
+        if (!q)
+                return -ENOMEM;
+        *p = q;
+        *cap = c;
+        return 0;
+}
+
 static inline void freep(void *p)
 {
         free(*(void **)p);

@@ -107,14 +107,8 @@ static int find_big(const char *text, size_t len, BigTokens *t)
                         while (j < len && is_num_char(text[j]))
                                 j++;
                         if (is_big_integer(text + i, j - i)) {
-                                if (t->n == t->cap) {
-                                        size_t cap = t->cap ? 2 * t->cap : 4;
-                                        BigToken *n = reallocarray(t->tok, cap, sizeof(*n));
-                                        if (!n)
-                                                return -ENOMEM;
-                                        t->tok = n;
-                                        t->cap = cap;
-                                }
+                                if (grow_array(&t->tok, &t->cap, t->n, sizeof(*t->tok), 4) < 0)
+                                        return -ENOMEM;
                                 t->tok[t->n++] = (BigToken){.start = i, .len = j - i};
                         }
                         i = j;
