@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "body/body.h"
-#include "body/eval.h"
-#include "body/parser.h"
+#include "body/eval/eval.h"
+#include "body/syntax/parser.h"
 
 /* Each unit of max_depth is one nested evaluation in C; beyond this the C
  * stack of a 8 MiB thread is no longer safe, whatever the configuration
