@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "body/eval/eval.h"
-#include "body/library/library.h"
 #include "util/strbuf.h"
 #include "util/utf8.h"
 
@@ -251,7 +250,7 @@ static int fvalue(Eval *ev, const AstExpr *e, StrBuf *out)
         _cleanup_bv_ BodyValue *spec = eval_fstring(ev, e->fvalue.spec);
         if (!spec)
                 return -1;
-        return bv_format(vm, v, spec->str.data, spec->str.len, out);
+        return ev->lib->format(vm, v, spec->str.data, spec->str.len, out);
 }
 
 BodyValue *eval_fstring(Eval *ev, const AstExpr *e)

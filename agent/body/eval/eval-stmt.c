@@ -2,7 +2,6 @@
 #include <string.h>
 
 #include "body/eval/eval.h"
-#include "body/library/library.h"
 
 static ExecResult fail(Eval *ev, int line)
 {
@@ -373,9 +372,9 @@ static ExecResult import_stmt(Eval *ev, const AstStmt *s)
         BodyVM *vm = ev->vm;
         for (int i = 0; i < s->import.n_names; i++) {
                 const AstAlias *a = &s->import.names[i];
-                BodyValue *m = bv_import(vm, a->name);
+                BodyValue *m = ev->lib->import(vm, a->name);
                 if (m && a->module != a->name)
-                        m = bv_import(vm, a->module);
+                        m = ev->lib->import(vm, a->module);
                 if (!m)
                         return fail(ev, s->line);
                 int r = eval_store_name(ev, a->target, m);
@@ -389,7 +388,7 @@ static ExecResult import_stmt(Eval *ev, const AstStmt *s)
 static ExecResult import_from_stmt(Eval *ev, const AstStmt *s)
 {
         BodyVM *vm = ev->vm;
-        _cleanup_bv_ BodyValue *m = bv_import(vm, s->import.module);
+        _cleanup_bv_ BodyValue *m = ev->lib->import(vm, s->import.module);
         if (!m)
                 return fail(ev, s->line);
         for (int i = 0; i < s->import.n_names; i++) {

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "body/eval/eval.h"
-#include "body/library/library.h"
 
 /* The evaluator stores AST operators as they are and hands them to the value
  * module: both must number them alike. */
@@ -76,7 +75,7 @@ BodyValue *eval_load_name(Eval *ev, const AstExpr *e)
                 v = ev->globals[e->name.slot];
                 if (v)
                         return bv_ref(v);
-                v = bv_builtin_lookup(e->name.id);
+                v = ev->lib->builtin(e->name.id);
                 if (v)
                         return bv_ref(v);
                 return bv_raise(vm, BV_EXC_NAME_ERROR, "name '%s' is not defined", e->name.id);
@@ -128,9 +127,10 @@ int eval_delete_name(Eval *ev, const AstExpr *e)
         return 0;
 }
 
-int eval_init(Eval *ev, BodyVM *vm, const AstModule *mod, const json_t *parameters)
+int eval_init(Eval *ev, BodyVM *vm, const EvalLibrary *lib, const AstModule *mod,
+              const json_t *parameters)
 {
-        *ev = (Eval){.vm = vm, .mod = mod, .n_globals = mod->scope.n_slots};
+        *ev = (Eval){.vm = vm, .lib = lib, .mod = mod, .n_globals = mod->scope.n_slots};
         ev->globals = bv_mem_alloc(vm, ((size_t)ev->n_globals + 1) * sizeof(BodyValue *));
         if (!ev->globals)
                 return -1;

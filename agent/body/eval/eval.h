@@ -32,8 +32,20 @@ typedef struct Handled {
         struct Handled *prev;
 } Handled;
 
+/* What the evaluator takes from the library (body/library), which it does
+ * not include: body.c hands it over. */
+typedef struct EvalLibrary {
+        /* The builtin bound to a name, borrowed and immortal, or NULL. */
+        BodyValue *(*builtin)(const char *name);
+        /* import NAME: the module, or NULL with an exception pending. */
+        BodyValue *(*import)(BodyVM *vm, const char *name);
+        /* format(v, spec) of an f-string field, appended to out: 0 or -1. */
+        int (*format)(BodyVM *vm, BodyValue *v, const char *spec, size_t spec_len, StrBuf *out);
+} EvalLibrary;
+
 typedef struct Eval {
         BodyVM *vm;
+        const EvalLibrary *lib;
         const AstModule *mod;
         BodyValue **globals; /* one per module slot, owned, NULL when unbound */
         int n_globals;
@@ -90,5 +102,6 @@ int eval_delete_name(Eval *ev, const AstExpr *e);
  * trailer, then __execution_plan_main(). Returns the function's result, or
  * NULL with an exception pending. */
 BodyValue *eval_program(Eval *ev);
-int eval_init(Eval *ev, BodyVM *vm, const AstModule *mod, const json_t *parameters);
+int eval_init(Eval *ev, BodyVM *vm, const EvalLibrary *lib, const AstModule *mod,
+              const json_t *parameters);
 void eval_done(Eval *ev);

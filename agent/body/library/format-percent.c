@@ -397,3 +397,10 @@ BodyValue *bv__str_percent(BodyVM *vm, BodyValue *fmt, BodyValue *args)
                                 "not all arguments converted during string formatting");
         return bv_str_from_buf(vm, &out);
 }
+
+BodyValue *bv__str_binop(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b)
+{
+        if (op == BV_OP_MOD && a->kind == BV_STR)
+                return bv__str_percent(vm, a, b);
+        return bv__seq_binop(vm, op, a, b);
+}

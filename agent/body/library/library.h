@@ -79,6 +79,8 @@ BodyValue *bv__uuid_from_hex(BodyVM *vm, const char *hex);
 BodyValue *bv__str_format(BodyVM *vm, BodyValue *fmt, BodyValue **args, size_t n,
                           BodyValue *kwargs);
 BodyValue *bv__str_percent(BodyVM *vm, BodyValue *fmt, BodyValue *args);
+/* The binop slot of str: fmt % args, and the sequence operators. */
+BodyValue *bv__str_binop(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b);
 /* asprintf() of d with one of the conversions e E f F g G (and '#' when
  * alt): the C formats behave as Python's for these. */
 int bv__print_float(char **buf, char type, bool alt, int prec, double d);

@@ -3,52 +3,16 @@
  * which dispatches every callable kind, including plan scripts through
  * BodyHost.call_script. */
 #include "body/values/value-internal.h"
-#include "body/library/library.h"
 
 #include <errno.h>
 #include <string.h>
 
 const BvBuiltinDef *bv__find_method(BvKind kind, const char *name)
 {
-        const BvBuiltinDef *t;
+        const BvBuiltinDef *const *tables = bv__types[kind]->methods;
 
-        switch (kind) {
-        case BV_STR:
-                t = bv__str_methods;
-                break;
-        case BV_LIST:
-                t = bv__list_methods;
-                break;
-        case BV_TUPLE:
-                t = bv__tuple_methods;
-                break;
-        case BV_RANGE:
-                t = bv__range_methods;
-                break;
-        case BV_DICT:
-                t = bv__dict_methods;
-                break;
-        case BV_SET:
-                t = bv__set_methods;
-                break;
-        case BV_FILE:
-                t = bv__file_methods;
-                break;
-        case BV_FLOAT:
-                t = bv__float_methods;
-                break;
-        case BV_INT:
-        case BV_BOOL:
-                t = bv__int_methods;
-                break;
-        default:
-                return NULL;
-        }
-        for (; t->name; t++)
-                if (streq(t->name, name))
-                        return t;
-        if (kind == BV_STR)
-                for (t = bv__str_case_methods; t->name; t++)
+        for (; tables && *tables; tables++)
+                for (const BvBuiltinDef *t = *tables; t->name; t++)
                         if (streq(t->name, name))
                                 return t;
         return NULL;
@@ -57,25 +21,18 @@ const BvBuiltinDef *bv__find_method(BvKind kind, const char *name)
 /* The instance kind whose methods a type object offers: str.strip. */
 static bool class_kind(const BvClass *c, BvKind *ret)
 {
-        static const struct {
-                const BvClass *cls;
-                BvKind kind;
-        } map[] = {
-                {&bv_class_str, BV_STR},     {&bv_class_list, BV_LIST},
-                {&bv_class_tuple, BV_TUPLE}, {&bv_class_dict, BV_DICT},
-                {&bv_class_bunch, BV_DICT},  {&bv_class_set, BV_SET},
-                {&bv_class_float, BV_FLOAT}, {&bv_class_int, BV_INT},
-                {&bv_class_bool, BV_BOOL},   {&bv_class_file, BV_FILE},
-        };
-        for (size_t i = 0; i < ELEMENTSOF(map); i++)
-                if (map[i].cls == c) {
-                        *ret = map[i].kind;
+        if (c == &bv_class_bunch)
+                c = &bv_class_dict;
+        /* range's methods are offered on ranges only, not unbound. */
+        for (BvKind k = 0; k < BV__KIND_MAX; k++)
+                if (bv__types[k]->cls == c && bv__types[k]->methods && k != BV_RANGE) {
+                        *ret = k;
                         return true;
                 }
         return false;
 }
 
-static void *no_attribute(BodyVM *vm, BodyValue *obj, const char *name)
+void *bv__no_attribute(BodyVM *vm, BodyValue *obj, const char *name)
 {
         if (obj->kind == BV_MODULE)
                 return bv_raise(vm, BV_EXC_ATTRIBUTE_ERROR, "module '%s' has no attribute '%s'",
@@ -87,7 +44,49 @@ static void *no_attribute(BodyVM *vm, BodyValue *obj, const char *name)
                         bv_type_name(obj), name);
 }
 
-static BodyValue *exc_attr(BodyVM *vm, BodyValue *obj, const char *name)
+/* ---- the getattr slots of the core's kinds ---- */
+
+BodyValue *bv__class_getattr(BodyVM *vm, BodyValue *obj, const char *name)
+{
+        const BvBuiltinDef *def;
+        BvKind kind;
+
+        if (streq(name, "__name__") || streq(name, "__qualname__"))
+                return bv_str_new_cstr(vm, obj->cls->name);
+        if (class_kind(obj->cls, &kind) && (def = bv__find_method(kind, name)))
+                return bv__method_new(vm, def, obj);
+        return bv__no_attribute(vm, obj, name);
+}
+
+BodyValue *bv__dict_getattr(BodyVM *vm, BodyValue *obj, const char *name)
+{
+        if (obj->dict.bunch) {
+                /* Bunch.__getattr__ is __getitem__: a missing key is a
+                 * KeyError, not an AttributeError. */
+                _cleanup_bv_ BodyValue *key = bv_str_new_cstr(vm, name);
+                return key ? bv_getitem(vm, obj, key) : NULL;
+        }
+        return bv__no_attribute(vm, obj, name);
+}
+
+BodyValue *bv__module_getattr(BodyVM *vm, BodyValue *obj, const char *name)
+{
+        for (const BvModuleMember *m = obj->module->members; m->name; m++)
+                if (streq(m->name, name))
+                        return bv_ref(m->value);
+        if (streq(name, "__name__"))
+                return bv_str_new_cstr(vm, obj->module->name);
+        return bv__no_attribute(vm, obj, name);
+}
+
+BodyValue *bv__script_getattr(BodyVM *vm, BodyValue *obj, const char *name)
+{
+        if (!obj->script.function)
+                return bv__script_function(vm, obj, name);
+        return bv__no_attribute(vm, obj, name);
+}
+
+BodyValue *bv__exc_getattr(BodyVM *vm, BodyValue *obj, const char *name)
 {
         BodyValue *args = obj->exc.args;
         bool os = bv_class_is_subclass(obj->exc.cls, bv_exc_class(BV_EXC_OS_ERROR));
@@ -101,10 +100,10 @@ static BodyValue *exc_attr(BodyVM *vm, BodyValue *obj, const char *name)
         }
         if (os && streq(name, "filename"))
                 return bv_ref(obj->exc.filename ? obj->exc.filename : bv_none());
-        return no_attribute(vm, obj, name);
+        return bv__no_attribute(vm, obj, name);
 }
 
-static BodyValue *uuid_attr(BodyVM *vm, BodyValue *obj, const char *name)
+BodyValue *bv__uuid_getattr(BodyVM *vm, BodyValue *obj, const char *name)
 {
         char buf[48];
 
@@ -123,108 +122,94 @@ static BodyValue *uuid_attr(BodyVM *vm, BodyValue *obj, const char *name)
         }
         if (streq(name, "version"))
                 return bv_int_new(vm, obj->uuid[6] >> 4);
-        return no_attribute(vm, obj, name);
+        return bv__no_attribute(vm, obj, name);
 }
 
-static const char *function_name(const BodyValue *f)
+BodyValue *bv__function_getattr(BodyVM *vm, BodyValue *obj, const char *name)
 {
-        const char *q = f->function.qualname, *dot = strrchr(q, '.');
+        const char *q = obj->function.qualname, *dot = strrchr(q, '.');
+
         /* "outer.<locals>.inner" -> "inner"; "<lambda>" has no dot. */
-        return dot ? dot + 1 : q;
+        if (streq(name, "__name__"))
+                return bv_str_new_cstr(vm, dot ? dot + 1 : q);
+        if (streq(name, "__qualname__"))
+                return bv_str_new_cstr(vm, q);
+        return bv__no_attribute(vm, obj, name);
+}
+
+BodyValue *bv__builtin_getattr(BodyVM *vm, BodyValue *obj, const char *name)
+{
+        if (streq(name, "__name__") || streq(name, "__qualname__"))
+                return bv_str_new_cstr(vm, obj->builtin->name);
+        return bv__no_attribute(vm, obj, name);
+}
+
+BodyValue *bv__method_getattr(BodyVM *vm, BodyValue *obj, const char *name)
+{
+        if (streq(name, "__name__"))
+                return bv_str_new_cstr(vm, obj->method.def->name);
+        return bv__no_attribute(vm, obj, name);
+}
+
+BodyValue *bv__slice_getattr(BodyVM *vm, BodyValue *obj, const char *name)
+{
+        if (streq(name, "start"))
+                return bv_ref(obj->slice.start);
+        if (streq(name, "stop"))
+                return bv_ref(obj->slice.stop);
+        if (streq(name, "step"))
+                return bv_ref(obj->slice.step);
+        return bv__no_attribute(vm, obj, name);
+}
+
+BodyValue *bv__file_getattr(BodyVM *vm, BodyValue *obj, const char *name)
+{
+        if (streq(name, "name"))
+                return bv_str_new_cstr(vm, obj->file.name);
+        if (streq(name, "mode"))
+                return bv_str_new_cstr(vm, obj->file.mode);
+        if (streq(name, "closed"))
+                return bv_bool(obj->file.fp == NULL);
+        return bv__no_attribute(vm, obj, name);
+}
+
+BodyValue *bv__range_getattr(BodyVM *vm, BodyValue *obj, const char *name)
+{
+        if (streq(name, "start") || streq(name, "stop") || streq(name, "step"))
+                return bv__range_part(vm, obj, name);
+        return bv__no_attribute(vm, obj, name);
+}
+
+BodyValue *bv__int_getattr(BodyVM *vm, BodyValue *obj, const char *name)
+{
+        if (streq(name, "real") || streq(name, "numerator"))
+                return obj->kind == BV_INT ? bv_ref(obj) : bv_int_new(vm, obj->b);
+        if (streq(name, "imag"))
+                return bv_int_new(vm, 0);
+        if (streq(name, "denominator"))
+                return bv_int_new(vm, 1);
+        return bv__no_attribute(vm, obj, name);
+}
+
+BodyValue *bv__float_getattr(BodyVM *vm, BodyValue *obj, const char *name)
+{
+        if (streq(name, "real"))
+                return bv_ref(obj);
+        if (streq(name, "imag"))
+                return bv_float_new(vm, 0.0);
+        return bv__no_attribute(vm, obj, name);
 }
 
 BodyValue *bv_getattr(BodyVM *vm, BodyValue *obj, const char *name)
 {
-        const BvBuiltinDef *def;
+        const BvType *t = bv__type(obj);
+        const BvBuiltinDef *def = bv__find_method(obj->kind, name);
 
-        if (obj->kind == BV_CLASS) {
-                BvKind kind;
-                if (streq(name, "__name__") || streq(name, "__qualname__"))
-                        return bv_str_new_cstr(vm, obj->cls->name);
-                if (class_kind(obj->cls, &kind) && (def = bv__find_method(kind, name)))
-                        return bv__method_new(vm, def, obj);
-                return no_attribute(vm, obj, name);
-        }
-        def = bv__find_method(obj->kind, name);
         if (def)
                 return bv__method_new(vm, def, obj);
-        switch (obj->kind) {
-        case BV_DICT:
-                if (obj->dict.bunch) {
-                        /* Bunch.__getattr__ is __getitem__: a missing key is a
-                         * KeyError, not an AttributeError. */
-                        _cleanup_bv_ BodyValue *key = bv_str_new_cstr(vm, name);
-                        return key ? bv_getitem(vm, obj, key) : NULL;
-                }
-                break;
-        case BV_MODULE:
-                for (const BvModuleMember *m = obj->module->members; m->name; m++)
-                        if (streq(m->name, name))
-                                return bv_ref(m->value);
-                if (streq(name, "__name__"))
-                        return bv_str_new_cstr(vm, obj->module->name);
-                break;
-        case BV_SCRIPT:
-                if (!obj->script.function)
-                        return bv__script_function(vm, obj, name);
-                break;
-        case BV_UUID:
-                return uuid_attr(vm, obj, name);
-        case BV_EXCEPTION:
-                return exc_attr(vm, obj, name);
-        case BV_FUNCTION:
-                if (streq(name, "__name__"))
-                        return bv_str_new_cstr(vm, function_name(obj));
-                if (streq(name, "__qualname__"))
-                        return bv_str_new_cstr(vm, obj->function.qualname);
-                break;
-        case BV_BUILTIN:
-                if (streq(name, "__name__") || streq(name, "__qualname__"))
-                        return bv_str_new_cstr(vm, obj->builtin->name);
-                break;
-        case BV_METHOD:
-                if (streq(name, "__name__"))
-                        return bv_str_new_cstr(vm, obj->method.def->name);
-                break;
-        case BV_FILE:
-                if (streq(name, "name"))
-                        return bv_str_new_cstr(vm, obj->file.name);
-                if (streq(name, "mode"))
-                        return bv_str_new_cstr(vm, obj->file.mode);
-                if (streq(name, "closed"))
-                        return bv_bool(obj->file.fp == NULL);
-                break;
-        case BV_RANGE:
-                if (streq(name, "start") || streq(name, "stop") || streq(name, "step"))
-                        return bv__range_part(vm, obj, name);
-                break;
-        case BV_SLICE:
-                if (streq(name, "start"))
-                        return bv_ref(obj->slice.start);
-                if (streq(name, "stop"))
-                        return bv_ref(obj->slice.stop);
-                if (streq(name, "step"))
-                        return bv_ref(obj->slice.step);
-                break;
-        case BV_INT:
-        case BV_BOOL:
-                if (streq(name, "real") || streq(name, "numerator"))
-                        return obj->kind == BV_INT ? bv_ref(obj) : bv_int_new(vm, obj->b);
-                if (streq(name, "imag"))
-                        return bv_int_new(vm, 0);
-                if (streq(name, "denominator"))
-                        return bv_int_new(vm, 1);
-                break;
-        case BV_FLOAT:
-                if (streq(name, "real"))
-                        return bv_ref(obj);
-                if (streq(name, "imag"))
-                        return bv_float_new(vm, 0.0);
-                break;
-        default:
-                break;
-        }
-        return no_attribute(vm, obj, name);
+        if (t->getattr)
+                return t->getattr(vm, obj, name);
+        return bv__no_attribute(vm, obj, name);
 }
 
 int bv_setattr(BodyVM *vm, BodyValue *obj, const char *name, BodyValue *value)
@@ -242,7 +227,7 @@ int bv_setattr(BodyVM *vm, BodyValue *obj, const char *name, BodyValue *value)
                 bv_raise(vm, BV_EXC_ATTRIBUTE_ERROR, "'%s' object attribute '%s' is read-only",
                          bv_type_name(obj), name);
         else
-                no_attribute(vm, obj, name);
+                bv__no_attribute(vm, obj, name);
         return -1;
 }
 
@@ -252,7 +237,7 @@ int bv_delattr(BodyVM *vm, BodyValue *obj, const char *name)
                 _cleanup_bv_ BodyValue *key = bv_str_new_cstr(vm, name);
                 return key ? bv_delitem(vm, obj, key) : -1;
         }
-        no_attribute(vm, obj, name);
+        bv__no_attribute(vm, obj, name);
         return -1;
 }
 

@@ -3,7 +3,6 @@
  * whatever leaves int64 (an overflow, a big operand) goes to GMP in
  * value-int.c, so ints are unbounded as Python's are. */
 #include "body/values/value-internal.h"
-#include "body/library/library.h"
 
 #include <errno.h>
 #include <math.h>
@@ -14,6 +13,8 @@ static const char *const op_symbols[] = {
         [BV_OP_FLOORDIV] = "//", [BV_OP_MOD] = "%", [BV_OP_POW] = "**", [BV_OP_LSHIFT] = "<<",
         [BV_OP_RSHIFT] = ">>",   [BV_OP_AND] = "&", [BV_OP_OR] = "|",   [BV_OP_XOR] = "^",
 };
+
+BodyValue bv__not_implemented = {.kind = BV_NONE, .immortal = true, .refcnt = 1};
 
 static void *unsupported(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b)
 {
@@ -314,8 +315,53 @@ static bool is_seq(const BodyValue *v)
         return v->kind == BV_STR || v->kind == BV_LIST || v->kind == BV_TUPLE;
 }
 
+/* ---- the binop slots of the core's kinds ---- */
+
+BodyValue *bv__seq_binop(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b)
+{
+        if (op == BV_OP_ADD && is_seq(a)) {
+                if (b->kind == a->kind)
+                        return concat(vm, a, b);
+                return bv_raise(vm, BV_EXC_TYPE_ERROR, "can only concatenate %s (not \"%s\") to %s",
+                                bv_type_name(a), bv_type_name(b), bv_type_name(a));
+        }
+        if (op == BV_OP_MUL) {
+                BodyValue *seq = is_seq(a) ? a : b, *count = seq == a ? b : a;
+                if (!bv__is_intlike(count))
+                        return bv_raise(vm, BV_EXC_TYPE_ERROR,
+                                        "can't multiply sequence by non-int of type '%s'",
+                                        bv_type_name(count));
+                if (bv__is_big(count))
+                        return bv__index_overflow(vm);
+                return repeat(vm, seq, bv__int_of(count));
+        }
+        return BV_NOT_IMPLEMENTED;
+}
+
+BodyValue *bv__set_binop(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b)
+{
+        if (a->kind == BV_SET && b->kind == BV_SET &&
+            (op == BV_OP_OR || op == BV_OP_AND || op == BV_OP_SUB || op == BV_OP_XOR))
+                return set_op(vm, op, a, b);
+        return BV_NOT_IMPLEMENTED;
+}
+
+BodyValue *bv__dict_binop(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b)
+{
+        if (op == BV_OP_OR && a->kind == BV_DICT && b->kind == BV_DICT) {
+                _cleanup_bv_ BodyValue *r = bv__dict_copy(vm, a);
+                if (!r || bv__dict_update(vm, r, b, NULL) < 0)
+                        return NULL;
+                return TAKE_PTR(r);
+        }
+        return BV_NOT_IMPLEMENTED;
+}
+
 BodyValue *bv_binop(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b)
 {
+        const BvType *ta = bv__type(a), *tb = bv__type(b);
+        BodyValue *r;
+
         if (bv__is_intlike(a) && bv__is_intlike(b))
                 return int_binop(vm, op, a, b);
         if (bv__is_number(a) && bv__is_number(b)) {
@@ -327,51 +373,10 @@ BodyValue *bv_binop(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b)
                         return NULL;
                 return float_binop(vm, op, a, b, x, y);
         }
-        switch (op) {
-        case BV_OP_ADD:
-                if (is_seq(a)) {
-                        if (b->kind == a->kind)
-                                return concat(vm, a, b);
-                        return bv_raise(vm, BV_EXC_TYPE_ERROR,
-                                        "can only concatenate %s (not \"%s\") to %s",
-                                        bv_type_name(a), bv_type_name(b), bv_type_name(a));
-                }
-                break;
-        case BV_OP_MUL:
-                if (is_seq(a) || is_seq(b)) {
-                        BodyValue *seq = is_seq(a) ? a : b, *count = seq == a ? b : a;
-                        if (!bv__is_intlike(count))
-                                return bv_raise(vm, BV_EXC_TYPE_ERROR,
-                                                "can't multiply sequence by non-int of type '%s'",
-                                                bv_type_name(count));
-                        if (bv__is_big(count))
-                                return bv__index_overflow(vm);
-                        return repeat(vm, seq, bv__int_of(count));
-                }
-                break;
-        case BV_OP_MOD:
-                if (a->kind == BV_STR)
-                        return bv__str_percent(vm, a, b);
-                break;
-        case BV_OP_SUB:
-        case BV_OP_AND:
-        case BV_OP_XOR:
-                if (a->kind == BV_SET && b->kind == BV_SET)
-                        return set_op(vm, op, a, b);
-                break;
-        case BV_OP_OR:
-                if (a->kind == BV_SET && b->kind == BV_SET)
-                        return set_op(vm, op, a, b);
-                if (a->kind == BV_DICT && b->kind == BV_DICT) {
-                        _cleanup_bv_ BodyValue *r = bv__dict_copy(vm, a);
-                        if (!r || bv__dict_update(vm, r, b, NULL) < 0)
-                                return NULL;
-                        return TAKE_PTR(r);
-                }
-                break;
-        default:
-                break;
-        }
+        if (ta->binop && (r = ta->binop(vm, op, a, b)) != BV_NOT_IMPLEMENTED)
+                return r;
+        if (tb != ta && tb->binop && (r = tb->binop(vm, op, a, b)) != BV_NOT_IMPLEMENTED)
+                return r;
         return unsupported(vm, op, a, b);
 }
 

@@ -1,67 +1,18 @@
-/* Type objects and exceptions: the static class table (with the exception
- * hierarchy that `except` matching walks), type(v), raising, matching and
- * turning the pending exception into a BodyOutcome. */
+/* Exceptions and type(v): the exception classes (the hierarchy that
+ * `except` matching walks), the class_of slots, raising, matching and
+ * turning the pending exception into a BodyOutcome. The other type objects
+ * are in the type table (agent/body/types.c). */
 #include "body/values/value-internal.h"
-#include "body/library/library.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CLASS(var, nm, mod, basecls, fn, fl)                                                       \
-        BvClass var = {.value = {.kind = BV_CLASS, .immortal = true, .refcnt = 1, .cls = &var},    \
-                       .name = nm,                                                                 \
-                       .module = mod,                                                              \
-                       .base = basecls,                                                            \
-                       .call = fn,                                                                 \
-                       .flags = fl}
-
-CLASS(bv_class_object, "object", NULL, NULL, bv__type_call_object, 0);
-CLASS(bv_class_nonetype, "NoneType", NULL, NULL, NULL, 0);
-CLASS(bv_class_int, "int", NULL, NULL, bv__type_call_int, 0);
-CLASS(bv_class_bool, "bool", NULL, &bv_class_int, bv__type_call_bool, 0);
-CLASS(bv_class_float, "float", NULL, NULL, bv__type_call_float, 0);
-CLASS(bv_class_str, "str", NULL, NULL, bv__type_call_str, 0);
-CLASS(bv_class_list, "list", NULL, NULL, bv__type_call_list, 0);
-CLASS(bv_class_tuple, "tuple", NULL, NULL, bv__type_call_tuple, 0);
-CLASS(bv_class_dict, "dict", NULL, NULL, bv__type_call_dict, 0);
-CLASS(bv_class_bunch, "Bunch", "muranoagent.bunch", &bv_class_dict, NULL, 0);
-CLASS(bv_class_set, "set", NULL, NULL, bv__type_call_set, 0);
-CLASS(bv_class_range, "range", NULL, NULL, bv__type_call_range, 0);
-CLASS(bv_class_slice, "slice", NULL, NULL, NULL, 0);
-CLASS(bv_class_dict_keys, "dict_keys", NULL, NULL, NULL, 0);
-CLASS(bv_class_dict_values, "dict_values", NULL, NULL, NULL, 0);
-CLASS(bv_class_dict_items, "dict_items", NULL, NULL, NULL, 0);
-CLASS(bv_class_builtin, "builtin_function_or_method", NULL, NULL, NULL, 0);
-CLASS(bv_class_function, "function", NULL, NULL, NULL, 0);
-CLASS(bv_class_module, "module", NULL, NULL, NULL, 0);
-CLASS(bv_class_script, "ScriptRunner", "muranoagent.script_runner", NULL, NULL, 0);
-CLASS(bv_class_function_runner, "FunctionRunner", "muranoagent.script_runner", NULL, NULL, 0);
-CLASS(bv_class_file, "TextIOWrapper", "_io", NULL, NULL, 0);
-CLASS(bv_class_uuid, "UUID", "uuid", NULL, bv__type_call_uuid, 0);
-CLASS(bv_class_type, "type", NULL, NULL, bv__type_call_type, 0);
-CLASS(bv_class_map, "map", NULL, NULL, bv__type_call_map, 0);
-CLASS(bv_class_filter, "filter", NULL, NULL, bv__type_call_filter, 0);
-CLASS(bv_class_zip, "zip", NULL, NULL, bv__type_call_zip, 0);
-CLASS(bv_class_enumerate, "enumerate", NULL, NULL, bv__type_call_enumerate, 0);
-CLASS(bv_class_reversed, "reversed", NULL, NULL, bv__type_call_reversed, 0);
-CLASS(bv_class_list_iterator, "list_iterator", NULL, NULL, NULL, 0);
-CLASS(bv_class_tuple_iterator, "tuple_iterator", NULL, NULL, NULL, 0);
-CLASS(bv_class_list_reverseiterator, "list_reverseiterator", NULL, NULL, NULL, 0);
-CLASS(bv_class_str_iterator, "str_iterator", NULL, NULL, NULL, 0);
-CLASS(bv_class_str_ascii_iterator, "str_ascii_iterator", NULL, NULL, NULL, 0);
-CLASS(bv_class_dict_keyiterator, "dict_keyiterator", NULL, NULL, NULL, 0);
-CLASS(bv_class_dict_valueiterator, "dict_valueiterator", NULL, NULL, NULL, 0);
-CLASS(bv_class_dict_itemiterator, "dict_itemiterator", NULL, NULL, NULL, 0);
-CLASS(bv_class_set_iterator, "set_iterator", NULL, NULL, NULL, 0);
-CLASS(bv_class_range_iterator, "range_iterator", NULL, NULL, NULL, 0);
-CLASS(bv_class_longrange_iterator, "longrange_iterator", NULL, NULL, NULL, 0);
-
 static BodyValue *exc_call(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
                            BodyValue *kwargs);
 
 #define EXC(var, nm, mod, basecls, fl)                                                             \
-        CLASS(var, nm, mod, basecls, exc_call, BV_CLASS_EXCEPTION | (fl))
+        BV__CLASS(var, nm, mod, basecls, exc_call, BV_CLASS_EXCEPTION | (fl))
 
 EXC(bv__exc_base, "BaseException", NULL, NULL, 0);
 EXC(bv__exc_exception, "Exception", NULL, &bv__exc_base, 0);
@@ -162,112 +113,65 @@ bool bv_class_is_subclass(const BvClass *c, const BvClass *base)
         return false;
 }
 
+/* ---- the class_of slots of the core's kinds ---- */
+
+const BvClass *bv__dict_class(const BodyValue *v)
+{
+        return v->dict.bunch ? &bv_class_bunch : &bv_class_dict;
+}
+
+const BvClass *bv__dictview_class(const BodyValue *v)
+{
+        return v->dictview.view == BV_VIEW_KEYS     ? &bv_class_dict_keys
+               : v->dictview.view == BV_VIEW_VALUES ? &bv_class_dict_values
+                                                    : &bv_class_dict_items;
+}
+
+const BvClass *bv__iter_class(const BodyValue *v)
+{
+        switch (v->iter.kind) {
+        case BV_ITER_SEQ:
+                return v->iter.src->kind == BV_LIST ? &bv_class_list_iterator
+                                                    : &bv_class_tuple_iterator;
+        case BV_ITER_REVERSED:
+                return v->iter.src->kind == BV_LIST ? &bv_class_list_reverseiterator
+                                                    : &bv_class_reversed;
+        case BV_ITER_STR:
+                return bv__str_is_ascii(v->iter.src) ? &bv_class_str_ascii_iterator
+                                                     : &bv_class_str_iterator;
+        case BV_ITER_DICT:
+                return v->iter.src->kind == BV_SET      ? &bv_class_set_iterator
+                       : v->iter.view == BV_VIEW_KEYS   ? &bv_class_dict_keyiterator
+                       : v->iter.view == BV_VIEW_VALUES ? &bv_class_dict_valueiterator
+                                                        : &bv_class_dict_itemiterator;
+        case BV_ITER_RANGE:
+                return v->iter.fn ? &bv_class_longrange_iterator : &bv_class_range_iterator;
+        case BV_ITER_MAP:
+                return &bv_class_map;
+        case BV_ITER_FILTER:
+                return &bv_class_filter;
+        case BV_ITER_ZIP:
+                return &bv_class_zip;
+        default:
+                return &bv_class_enumerate;
+        }
+}
+
+const BvClass *bv__script_class(const BodyValue *v)
+{
+        return v->script.function ? &bv_class_function_runner : &bv_class_script;
+}
+
+const BvClass *bv__exc_class_of(const BodyValue *v)
+{
+        return v->exc.cls;
+}
+
 BodyValue *bv_type_of(const BodyValue *v)
 {
-        const BvClass *c;
+        const BvType *t = bv__type(v);
+        const BvClass *c = t->class_of ? t->class_of(v) : t->cls;
 
-        switch (v->kind) {
-        case BV_NONE:
-                c = &bv_class_nonetype;
-                break;
-        case BV_BOOL:
-                c = &bv_class_bool;
-                break;
-        case BV_INT:
-                c = &bv_class_int;
-                break;
-        case BV_FLOAT:
-                c = &bv_class_float;
-                break;
-        case BV_STR:
-                c = &bv_class_str;
-                break;
-        case BV_LIST:
-                c = &bv_class_list;
-                break;
-        case BV_TUPLE:
-                c = &bv_class_tuple;
-                break;
-        case BV_DICT:
-                c = v->dict.bunch ? &bv_class_bunch : &bv_class_dict;
-                break;
-        case BV_SET:
-                c = &bv_class_set;
-                break;
-        case BV_RANGE:
-                c = &bv_class_range;
-                break;
-        case BV_SLICE:
-                c = &bv_class_slice;
-                break;
-        case BV_DICTVIEW:
-                c = v->dictview.view == BV_VIEW_KEYS     ? &bv_class_dict_keys
-                    : v->dictview.view == BV_VIEW_VALUES ? &bv_class_dict_values
-                                                         : &bv_class_dict_items;
-                break;
-        case BV_ITER:
-                switch (v->iter.kind) {
-                case BV_ITER_SEQ:
-                        c = v->iter.src->kind == BV_LIST ? &bv_class_list_iterator
-                                                         : &bv_class_tuple_iterator;
-                        break;
-                case BV_ITER_REVERSED:
-                        c = v->iter.src->kind == BV_LIST ? &bv_class_list_reverseiterator
-                                                         : &bv_class_reversed;
-                        break;
-                case BV_ITER_STR:
-                        c = bv__str_is_ascii(v->iter.src) ? &bv_class_str_ascii_iterator
-                                                          : &bv_class_str_iterator;
-                        break;
-                case BV_ITER_DICT:
-                        c = v->iter.src->kind == BV_SET      ? &bv_class_set_iterator
-                            : v->iter.view == BV_VIEW_KEYS   ? &bv_class_dict_keyiterator
-                            : v->iter.view == BV_VIEW_VALUES ? &bv_class_dict_valueiterator
-                                                             : &bv_class_dict_itemiterator;
-                        break;
-                case BV_ITER_RANGE:
-                        c = v->iter.fn ? &bv_class_longrange_iterator : &bv_class_range_iterator;
-                        break;
-                case BV_ITER_MAP:
-                        c = &bv_class_map;
-                        break;
-                case BV_ITER_FILTER:
-                        c = &bv_class_filter;
-                        break;
-                case BV_ITER_ZIP:
-                        c = &bv_class_zip;
-                        break;
-                default:
-                        c = &bv_class_enumerate;
-                        break;
-                }
-                break;
-        case BV_BUILTIN:
-        case BV_METHOD:
-                c = &bv_class_builtin;
-                break;
-        case BV_FUNCTION:
-                c = &bv_class_function;
-                break;
-        case BV_MODULE:
-                c = &bv_class_module;
-                break;
-        case BV_SCRIPT:
-                c = v->script.function ? &bv_class_function_runner : &bv_class_script;
-                break;
-        case BV_FILE:
-                c = &bv_class_file;
-                break;
-        case BV_UUID:
-                c = &bv_class_uuid;
-                break;
-        case BV_EXCEPTION:
-                c = v->exc.cls;
-                break;
-        default:
-                c = &bv_class_type;
-                break;
-        }
         return (BodyValue *)&c->value;
 }
 

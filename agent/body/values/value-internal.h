@@ -1,5 +1,6 @@
-/* Shared internals of the value module (value*.c, builtins*.c, methods*.c,
- * format*.c, modules*.c). Nothing outside those files includes this. */
+/* Shared internals of the value core (values/) and what it offers the
+ * library built on it (library/, agent/body/types.c). The evaluator uses
+ * value.h only. */
 #pragma once
 
 #include "body/values/value.h"
@@ -19,6 +20,86 @@ extern BvClass bv_class_object, bv_class_nonetype, bv_class_bool, bv_class_int, 
         bv_class_range_iterator, bv_class_longrange_iterator;
 
 extern BvClass bv__exc_json_decode;
+
+/* ---- the type table ---- */
+
+/* What a kind of value does, slot by slot. The core dispatches through
+ * bv__types[v->kind] for everything that differs between kinds; a NULL
+ * slot means the kind does not have that behaviour. The table is assembled
+ * outside the core (agent/body/types.c), where the core's own slots meet
+ * the library's (methods, constructors, str % args), so that the core
+ * never names a library function. */
+typedef struct BvType {
+        /* The kind's class: type(v), unless class_of is set... */
+        const BvClass *cls;
+        /* ...and computes it from the value (Bunch, iterators, exceptions). */
+        const BvClass *(*class_of)(const BodyValue *v);
+        /* The methods, tables ending in {NULL, NULL}; the list ends in
+         * NULL. Found first by obj.name, bound to obj. */
+        const BvBuiltinDef *const *methods;
+        /* The other attributes: a new reference, or NULL with an exception
+         * pending (AttributeError from bv__no_attribute() when absent). */
+        BodyValue *(*getattr)(BodyVM *vm, BodyValue *obj, const char *name);
+        /* a OP b, asked of a's kind and then (when the kinds differ) of
+         * b's, which tells which side it is on by looking at the kinds: a
+         * new reference, NULL with an exception pending, or
+         * BV_NOT_IMPLEMENTED when the operation is not the kind's
+         * (TypeError "unsupported operand type(s)" when no kind takes
+         * it). Numbers are a fast path of bv_binop() and have no slot. */
+        BodyValue *(*binop)(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b);
+} BvType;
+
+extern const BvType *const bv__types[BV__KIND_MAX];
+
+/* A static type object (the initialiser of a BvClass named var). */
+#define BV__CLASS(var, nm, mod, basecls, fn, fl)                                                   \
+        BvClass var = {.value = {.kind = BV_CLASS, .immortal = true, .refcnt = 1, .cls = &var},    \
+                       .name = nm,                                                                 \
+                       .module = mod,                                                              \
+                       .base = basecls,                                                            \
+                       .call = fn,                                                                 \
+                       .flags = fl}
+
+/* The class_of slots of the core's kinds (value-class.c). */
+const BvClass *bv__dict_class(const BodyValue *v);
+const BvClass *bv__dictview_class(const BodyValue *v);
+const BvClass *bv__iter_class(const BodyValue *v);
+const BvClass *bv__script_class(const BodyValue *v);
+const BvClass *bv__exc_class_of(const BodyValue *v);
+
+/* Python's NotImplemented, for the binop slot: never reaches a Body. */
+extern BodyValue bv__not_implemented;
+#define BV_NOT_IMPLEMENTED (&bv__not_implemented)
+
+static inline const BvType *bv__type(const BodyValue *v)
+{
+        return bv__types[v->kind];
+}
+
+/* AttributeError "'int' object has no attribute 'x'" (module and type
+ * objects in their own words). Returns NULL. */
+void *bv__no_attribute(BodyVM *vm, BodyValue *obj, const char *name);
+/* The getattr slots of the core's kinds (value-attr.c). */
+#define BV__GETATTR_DECL(name) BodyValue *name(BodyVM *vm, BodyValue *obj, const char *attr)
+BV__GETATTR_DECL(bv__class_getattr);
+BV__GETATTR_DECL(bv__dict_getattr);
+BV__GETATTR_DECL(bv__module_getattr);
+BV__GETATTR_DECL(bv__script_getattr);
+BV__GETATTR_DECL(bv__exc_getattr);
+BV__GETATTR_DECL(bv__uuid_getattr);
+BV__GETATTR_DECL(bv__function_getattr);
+BV__GETATTR_DECL(bv__builtin_getattr);
+BV__GETATTR_DECL(bv__method_getattr);
+BV__GETATTR_DECL(bv__slice_getattr);
+BV__GETATTR_DECL(bv__file_getattr);
+BV__GETATTR_DECL(bv__range_getattr);
+BV__GETATTR_DECL(bv__int_getattr);
+BV__GETATTR_DECL(bv__float_getattr);
+/* The binop slots of the core's kinds (value-binop.c): str, list and tuple
+ * (+ and *), sets (| & - ^) and dicts (|). */
+BodyValue *bv__seq_binop(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b);
+BodyValue *bv__set_binop(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b);
+BodyValue *bv__dict_binop(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b);
 
 /* ---- allocation (value.c) ---- */
 
