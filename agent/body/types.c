@@ -50,38 +50,45 @@ CLASS(bv_class_longrange_iterator, "longrange_iterator", NULL, NULL, NULL, 0);
 
 #define METHODS(...) ((const BvBuiltinDef *const[]){__VA_ARGS__, NULL})
 
-static const BvType none_type = {.cls = &bv_class_nonetype};
+static const BvType none_type = {.repr = bv__none_repr, .cls = &bv_class_nonetype};
 static const BvType bool_type = {
+        .repr = bv__bool_repr,
         .cls = &bv_class_bool,
         .methods = METHODS(bv__int_methods),
         .getattr = bv__int_getattr,
 };
 static const BvType int_type = {
+        .repr = bv__int_repr,
         .cls = &bv_class_int,
         .methods = METHODS(bv__int_methods),
         .getattr = bv__int_getattr,
 };
 static const BvType float_type = {
+        .repr = bv__float_repr,
         .cls = &bv_class_float,
         .methods = METHODS(bv__float_methods),
         .getattr = bv__float_getattr,
 };
 static const BvType str_type = {
+        .repr = bv__str_repr,
         .cls = &bv_class_str,
         .methods = METHODS(bv__str_methods, bv__str_case_methods),
         .binop = bv__str_binop,
 };
 static const BvType list_type = {
+        .repr = bv__container_repr,
         .cls = &bv_class_list,
         .methods = METHODS(bv__list_methods),
         .binop = bv__seq_binop,
 };
 static const BvType tuple_type = {
+        .repr = bv__container_repr,
         .cls = &bv_class_tuple,
         .methods = METHODS(bv__tuple_methods),
         .binop = bv__seq_binop,
 };
 static const BvType dict_type = {
+        .repr = bv__container_repr,
         .cls = &bv_class_dict,
         .class_of = bv__dict_class,
         .methods = METHODS(bv__dict_methods),
@@ -89,32 +96,45 @@ static const BvType dict_type = {
         .binop = bv__dict_binop,
 };
 static const BvType set_type = {
+        .repr = bv__container_repr,
         .cls = &bv_class_set,
         .methods = METHODS(bv__set_methods),
         .binop = bv__set_binop,
 };
 static const BvType range_type = {
+        .repr = bv__range_repr,
         .cls = &bv_class_range,
         .methods = METHODS(bv__range_methods),
         .getattr = bv__range_getattr,
 };
-static const BvType slice_type = {.cls = &bv_class_slice, .getattr = bv__slice_getattr};
-static const BvType dictview_type = {.class_of = bv__dictview_class};
-static const BvType iter_type = {.class_of = bv__iter_class};
-static const BvType builtin_type = {.cls = &bv_class_builtin, .getattr = bv__builtin_getattr};
-static const BvType method_type = {.cls = &bv_class_builtin, .getattr = bv__method_getattr};
-static const BvType function_type = {.cls = &bv_class_function, .getattr = bv__function_getattr};
-static const BvType module_type = {.cls = &bv_class_module, .getattr = bv__module_getattr};
-static const BvType script_type = {
-        .cls = &bv_class_script, .class_of = bv__script_class, .getattr = bv__script_getattr};
+static const BvType slice_type = {
+        .repr = bv__slice_repr, .cls = &bv_class_slice, .getattr = bv__slice_getattr};
+static const BvType dictview_type = {.repr = bv__container_repr, .class_of = bv__dictview_class};
+static const BvType iter_type = {.repr = bv__object_repr, .class_of = bv__iter_class};
+static const BvType builtin_type = {
+        .repr = bv__builtin_repr, .cls = &bv_class_builtin, .getattr = bv__builtin_getattr};
+static const BvType method_type = {
+        .repr = bv__method_repr, .cls = &bv_class_builtin, .getattr = bv__method_getattr};
+static const BvType function_type = {
+        .repr = bv__function_repr, .cls = &bv_class_function, .getattr = bv__function_getattr};
+static const BvType module_type = {
+        .repr = bv__module_repr, .cls = &bv_class_module, .getattr = bv__module_getattr};
+static const BvType script_type = {.repr = bv__script_repr,
+                                   .cls = &bv_class_script,
+                                   .class_of = bv__script_class,
+                                   .getattr = bv__script_getattr};
 static const BvType file_type = {
+        .repr = bv__file_repr,
         .cls = &bv_class_file,
         .methods = METHODS(bv__file_methods),
         .getattr = bv__file_getattr,
 };
-static const BvType uuid_type = {.cls = &bv_class_uuid, .getattr = bv__uuid_getattr};
-static const BvType exception_type = {.class_of = bv__exc_class_of, .getattr = bv__exc_getattr};
-static const BvType class_type = {.cls = &bv_class_type, .getattr = bv__class_getattr};
+static const BvType uuid_type = {
+        .repr = bv__uuid_repr, .cls = &bv_class_uuid, .getattr = bv__uuid_getattr};
+static const BvType exception_type = {
+        .repr = bv__exc_repr, .class_of = bv__exc_class_of, .getattr = bv__exc_getattr};
+static const BvType class_type = {
+        .repr = bv__class_repr, .cls = &bv_class_type, .getattr = bv__class_getattr};
 
 const BvType *const bv__types[BV__KIND_MAX] = {
         [BV_NONE] = &none_type,

@@ -29,11 +29,21 @@ extern BvClass bv__exc_json_decode;
  * outside the core (agent/body/types.c), where the core's own slots meet
  * the library's (methods, constructors, str % args), so that the core
  * never names a library function. */
+/* The containers being printed, so that a list containing itself prints
+ * as [[...]] instead of recursing. */
+typedef struct BvReprCtx {
+        BodyValue *stack[64];
+        size_t n;
+} BvReprCtx;
+
 typedef struct BvType {
         /* The kind's class: type(v), unless class_of is set... */
         const BvClass *cls;
         /* ...and computes it from the value (Bunch, iterators, exceptions). */
         const BvClass *(*class_of)(const BodyValue *v);
+        /* str(v) (as_str) or repr(v) appended to out: 0, or -1 with an
+         * exception pending. Every kind has one. */
+        int (*repr)(BodyVM *vm, BodyValue *v, StrBuf *out, BvReprCtx *ctx, bool as_str);
         /* The methods, tables ending in {NULL, NULL}; the list ends in
          * NULL. Found first by obj.name, bound to obj. */
         const BvBuiltinDef *const *methods;
@@ -95,6 +105,28 @@ BV__GETATTR_DECL(bv__file_getattr);
 BV__GETATTR_DECL(bv__range_getattr);
 BV__GETATTR_DECL(bv__int_getattr);
 BV__GETATTR_DECL(bv__float_getattr);
+/* The repr slots of the core's kinds (value-repr.c); containers and dict
+ * views share one, iterators print as <map object at 0x...>. */
+#define BV__REPR_DECL(name)                                                                        \
+        int name(BodyVM *vm, BodyValue *v, StrBuf *out, BvReprCtx *ctx, bool as_str)
+BV__REPR_DECL(bv__none_repr);
+BV__REPR_DECL(bv__bool_repr);
+BV__REPR_DECL(bv__int_repr);
+BV__REPR_DECL(bv__float_repr);
+BV__REPR_DECL(bv__str_repr);
+BV__REPR_DECL(bv__container_repr);
+BV__REPR_DECL(bv__range_repr);
+BV__REPR_DECL(bv__slice_repr);
+BV__REPR_DECL(bv__object_repr);
+BV__REPR_DECL(bv__builtin_repr);
+BV__REPR_DECL(bv__method_repr);
+BV__REPR_DECL(bv__function_repr);
+BV__REPR_DECL(bv__module_repr);
+BV__REPR_DECL(bv__script_repr);
+BV__REPR_DECL(bv__file_repr);
+BV__REPR_DECL(bv__uuid_repr);
+BV__REPR_DECL(bv__exc_repr);
+BV__REPR_DECL(bv__class_repr);
 /* The binop slots of the core's kinds (value-binop.c): str, list and tuple
  * (+ and *), sets (| & - ^) and dicts (|). */
 BodyValue *bv__seq_binop(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b);
@@ -300,7 +332,8 @@ int bv__range_contains(BodyVM *vm, BodyValue *r, BodyValue *item);
 int bv__range_eq(BodyVM *vm, BodyValue *a, BodyValue *b);
 /* What equal ranges share: len, start (0 when empty), step (0 when len <= 1). */
 int bv__range_key(BodyVM *vm, BodyValue *r, BodyValue *ret[3]);
-int bv__range_repr(BodyVM *vm, BodyValue *r, StrBuf *out);
+/* repr() of a range in the int form. */
+int bv__range_repr_big(BodyVM *vm, BodyValue *r, StrBuf *out);
 BodyValue *bv__range_reversed(BodyVM *vm, BodyValue *r);
 BodyValue *bv__range_iter(BodyVM *vm, BodyValue *r);
 int bv__range_next(BodyVM *vm, BvIter *it, BodyValue **ret);

@@ -359,7 +359,7 @@ static int put(BodyVM *vm, StrBuf *out, const char *s)
         return r < 0 ? bv__buf_error(vm, r) : 0;
 }
 
-int bv__range_repr(BodyVM *vm, BodyValue *r, StrBuf *out)
+int bv__range_repr_big(BodyVM *vm, BodyValue *r, StrBuf *out)
 {
         _cleanup_bv_ BodyValue *start = part(vm, r, R_START), *stop = part(vm, r, R_STOP);
         _cleanup_bv_ BodyValue *step = part(vm, r, R_STEP);

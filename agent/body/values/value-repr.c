@@ -75,16 +75,12 @@ int bv__repr_str(StrBuf *out, const char *s, size_t len)
         return strbuf_putc(out, quote);
 }
 
-/* The containers being printed, so that a list containing itself prints
- * as [[...]] instead of recursing. */
-typedef struct ReprCtx {
-        BodyValue *stack[64];
-        size_t n;
-} ReprCtx;
+static int repr_value(BodyVM *vm, BodyValue *v, StrBuf *out, BvReprCtx *ctx, bool as_str)
+{
+        return bv__type(v)->repr(vm, v, out, ctx, as_str);
+}
 
-static int repr_value(BodyVM *vm, BodyValue *v, StrBuf *out, ReprCtx *ctx, bool as_str);
-
-static int repr_items(BodyVM *vm, BodyValue **items, size_t n, StrBuf *out, ReprCtx *ctx)
+static int repr_items(BodyVM *vm, BodyValue **items, size_t n, StrBuf *out, BvReprCtx *ctx)
 {
         for (size_t i = 0; i < n; i++) {
                 if (i > 0)
@@ -97,7 +93,7 @@ static int repr_items(BodyVM *vm, BodyValue **items, size_t n, StrBuf *out, Repr
 
 /* The entries of a dict or set: as the dict/set itself (all == true:
  * "k: v" for dicts, members for sets), or as one of the three views. */
-static int repr_dict_items(BodyVM *vm, BodyValue *d, StrBuf *out, ReprCtx *ctx, bool all,
+static int repr_dict_items(BodyVM *vm, BodyValue *d, StrBuf *out, BvReprCtx *ctx, bool all,
                            BvDictView view)
 {
         size_t pos = 0, i = 0;
@@ -128,7 +124,7 @@ static int put(BodyVM *vm, StrBuf *out, const char *s)
         return r < 0 ? bv__buf_error(vm, r) : 0;
 }
 
-static int repr_container(BodyVM *vm, BodyValue *v, StrBuf *out, ReprCtx *ctx)
+int bv__container_repr(BodyVM *vm, BodyValue *v, StrBuf *out, BvReprCtx *ctx, bool as_str)
 {
         const char *close;
         int r;
@@ -198,7 +194,7 @@ int bv__uuid_str(const uint8_t u[16], char buf[static 37])
         return 0;
 }
 
-static int exc_str(BodyVM *vm, BodyValue *v, StrBuf *out, ReprCtx *ctx)
+static int exc_str(BodyVM *vm, BodyValue *v, StrBuf *out, BvReprCtx *ctx)
 {
         BodyValue *args = v->exc.args;
         const BvClass *c = v->exc.cls;
@@ -222,130 +218,172 @@ static int exc_str(BodyVM *vm, BodyValue *v, StrBuf *out, ReprCtx *ctx)
         return repr_value(vm, args, out, ctx, false);
 }
 
-static int repr_value(BodyVM *vm, BodyValue *v, StrBuf *out, ReprCtx *ctx, bool as_str)
+/* ---- the repr slots of the core's kinds ---- */
+
+#define REPR BV__REPR_DECL
+
+REPR(bv__none_repr)
+{
+        PUT(strbuf_puts(out, "None"));
+        return 0;
+}
+
+REPR(bv__bool_repr)
+{
+        PUT(strbuf_puts(out, v->b ? "True" : "False"));
+        return 0;
+}
+
+REPR(bv__int_repr)
+{
+        if (v->big)
+                return bv__int_str(vm, v, out);
+        PUT(strbuf_printf(out, "%" PRId64, v->i));
+        return 0;
+}
+
+REPR(bv__float_repr)
 {
         char buf[40];
 
-        switch (v->kind) {
-        case BV_NONE:
-                PUT(strbuf_puts(out, "None"));
+        pyfloat_repr(v->f, buf);
+        PUT(strbuf_puts(out, buf));
+        return 0;
+}
+
+REPR(bv__str_repr)
+{
+        if (as_str)
+                PUT(strbuf_append(out, v->str.data, v->str.len));
+        else
+                PUT(bv__repr_str(out, v->str.data, v->str.len));
+        return 0;
+}
+
+REPR(bv__range_repr)
+{
+        if (v->range.z[0])
+                return bv__range_repr_big(vm, v, out);
+        if (v->range.step == 1)
+                PUT(strbuf_printf(out, "range(%" PRId64 ", %" PRId64 ")", v->range.start,
+                                  v->range.stop));
+        else
+                PUT(strbuf_printf(out, "range(%" PRId64 ", %" PRId64 ", %" PRId64 ")",
+                                  v->range.start, v->range.stop, v->range.step));
+        return 0;
+}
+
+REPR(bv__slice_repr)
+{
+        PUT(strbuf_puts(out, "slice("));
+        if (repr_value(vm, v->slice.start, out, ctx, false) < 0)
+                return -1;
+        PUT(strbuf_puts(out, ", "));
+        if (repr_value(vm, v->slice.stop, out, ctx, false) < 0)
+                return -1;
+        PUT(strbuf_puts(out, ", "));
+        if (repr_value(vm, v->slice.step, out, ctx, false) < 0)
+                return -1;
+        PUT(strbuf_putc(out, ')'));
+        return 0;
+}
+
+/* <map object at 0x...>: iterators and whatever has no repr of its own. */
+REPR(bv__object_repr)
+{
+        PUT(strbuf_printf(out, "<%s object at %p>", bv_type_name(v), (void *)v));
+        return 0;
+}
+
+REPR(bv__builtin_repr)
+{
+        PUT(strbuf_printf(out, "<built-in function %s>", v->builtin->name));
+        return 0;
+}
+
+REPR(bv__method_repr)
+{
+        if (v->method.self->kind == BV_CLASS) {
+                PUT(strbuf_printf(out, "<method '%s' of '%s' objects>", v->method.def->name,
+                                  v->method.self->cls->name));
                 return 0;
-        case BV_BOOL:
-                PUT(strbuf_puts(out, v->b ? "True" : "False"));
-                return 0;
-        case BV_INT:
-                if (v->big)
-                        return bv__int_str(vm, v, out);
-                PUT(strbuf_printf(out, "%" PRId64, v->i));
-                return 0;
-        case BV_FLOAT:
-                pyfloat_repr(v->f, buf);
-                PUT(strbuf_puts(out, buf));
-                return 0;
-        case BV_STR:
-                if (as_str)
-                        PUT(strbuf_append(out, v->str.data, v->str.len));
-                else
-                        PUT(bv__repr_str(out, v->str.data, v->str.len));
-                return 0;
-        case BV_LIST:
-        case BV_TUPLE:
-        case BV_DICT:
-        case BV_SET:
-        case BV_DICTVIEW:
-                return repr_container(vm, v, out, ctx);
-        case BV_RANGE:
-                if (v->range.z[0])
-                        return bv__range_repr(vm, v, out);
-                if (v->range.step == 1)
-                        PUT(strbuf_printf(out, "range(%" PRId64 ", %" PRId64 ")", v->range.start,
-                                          v->range.stop));
-                else
-                        PUT(strbuf_printf(out, "range(%" PRId64 ", %" PRId64 ", %" PRId64 ")",
-                                          v->range.start, v->range.stop, v->range.step));
-                return 0;
-        case BV_SLICE:
-                PUT(strbuf_puts(out, "slice("));
-                if (repr_value(vm, v->slice.start, out, ctx, false) < 0)
-                        return -1;
-                PUT(strbuf_puts(out, ", "));
-                if (repr_value(vm, v->slice.stop, out, ctx, false) < 0)
-                        return -1;
-                PUT(strbuf_puts(out, ", "));
-                if (repr_value(vm, v->slice.step, out, ctx, false) < 0)
+        }
+        PUT(strbuf_printf(out, "<built-in method %s of %s object at %p>", v->method.def->name,
+                          bv_type_name(v->method.self), (void *)v->method.self));
+        return 0;
+}
+
+REPR(bv__function_repr)
+{
+        PUT(strbuf_printf(out, "<function %s at %p>", v->function.qualname, (void *)v));
+        return 0;
+}
+
+REPR(bv__module_repr)
+{
+        PUT(strbuf_printf(out, "<module '%s' (built-in)>", v->module->name));
+        return 0;
+}
+
+REPR(bv__script_repr)
+{
+        PUT(strbuf_printf(out, "<muranoagent.script_runner.%s object at %p>", bv_type_name(v),
+                          (void *)v));
+        return 0;
+}
+
+REPR(bv__file_repr)
+{
+        PUT(strbuf_puts(out, "<_io.TextIOWrapper name="));
+        PUT(bv__repr_str(out, v->file.name, strlen(v->file.name)));
+        PUT(strbuf_puts(out, " mode="));
+        PUT(bv__repr_str(out, v->file.mode, strlen(v->file.mode)));
+        PUT(strbuf_puts(out, " encoding='UTF-8'>"));
+        return 0;
+}
+
+REPR(bv__uuid_repr)
+{
+        char buf[40];
+
+        bv__uuid_str(v->uuid, buf);
+        PUT(strbuf_printf(out, as_str ? "%s" : "UUID('%s')", buf));
+        return 0;
+}
+
+REPR(bv__exc_repr)
+{
+        if (as_str)
+                return exc_str(vm, v, out, ctx);
+        PUT(strbuf_puts(out, v->exc.cls->name));
+        if (v->exc.args->list.len == 1) {
+                PUT(strbuf_putc(out, '('));
+                if (repr_value(vm, v->exc.args->list.items[0], out, ctx, false) < 0)
                         return -1;
                 PUT(strbuf_putc(out, ')'));
                 return 0;
-        case BV_ITER:
-                PUT(strbuf_printf(out, "<%s object at %p>", bv_type_name(v), (void *)v));
-                return 0;
-        case BV_BUILTIN:
-                PUT(strbuf_printf(out, "<built-in function %s>", v->builtin->name));
-                return 0;
-        case BV_METHOD:
-                if (v->method.self->kind == BV_CLASS) {
-                        PUT(strbuf_printf(out, "<method '%s' of '%s' objects>", v->method.def->name,
-                                          v->method.self->cls->name));
-                        return 0;
-                }
-                PUT(strbuf_printf(out, "<built-in method %s of %s object at %p>",
-                                  v->method.def->name, bv_type_name(v->method.self),
-                                  (void *)v->method.self));
-                return 0;
-        case BV_FUNCTION:
-                PUT(strbuf_printf(out, "<function %s at %p>", v->function.qualname, (void *)v));
-                return 0;
-        case BV_MODULE:
-                PUT(strbuf_printf(out, "<module '%s' (built-in)>", v->module->name));
-                return 0;
-        case BV_SCRIPT:
-                PUT(strbuf_printf(out, "<muranoagent.script_runner.%s object at %p>",
-                                  bv_type_name(v), (void *)v));
-                return 0;
-        case BV_FILE:
-                PUT(strbuf_puts(out, "<_io.TextIOWrapper name="));
-                PUT(bv__repr_str(out, v->file.name, strlen(v->file.name)));
-                PUT(strbuf_puts(out, " mode="));
-                PUT(bv__repr_str(out, v->file.mode, strlen(v->file.mode)));
-                PUT(strbuf_puts(out, " encoding='UTF-8'>"));
-                return 0;
-        case BV_UUID:
-                bv__uuid_str(v->uuid, buf);
-                PUT(strbuf_printf(out, as_str ? "%s" : "UUID('%s')", buf));
-                return 0;
-        case BV_EXCEPTION:
-                if (as_str)
-                        return exc_str(vm, v, out, ctx);
-                PUT(strbuf_puts(out, v->exc.cls->name));
-                if (v->exc.args->list.len == 1) {
-                        PUT(strbuf_putc(out, '('));
-                        if (repr_value(vm, v->exc.args->list.items[0], out, ctx, false) < 0)
-                                return -1;
-                        PUT(strbuf_putc(out, ')'));
-                        return 0;
-                }
-                return repr_value(vm, v->exc.args, out, ctx, false);
-        case BV_CLASS:
-                if (v->cls->module)
-                        PUT(strbuf_printf(out, "<class '%s.%s'>", v->cls->module, v->cls->name));
-                else
-                        PUT(strbuf_printf(out, "<class '%s'>", v->cls->name));
-                return 0;
-        default:
-                PUT(strbuf_printf(out, "<%s object at %p>", bv_type_name(v), (void *)v));
-                return 0;
         }
+        return repr_value(vm, v->exc.args, out, ctx, false);
+}
+
+REPR(bv__class_repr)
+{
+        if (v->cls->module)
+                PUT(strbuf_printf(out, "<class '%s.%s'>", v->cls->module, v->cls->name));
+        else
+                PUT(strbuf_printf(out, "<class '%s'>", v->cls->name));
+        return 0;
 }
 
 int bv_str(BodyVM *vm, BodyValue *v, StrBuf *out)
 {
-        ReprCtx ctx = {.n = 0};
+        BvReprCtx ctx = {.n = 0};
         return repr_value(vm, v, out, &ctx, true);
 }
 
 int bv_repr(BodyVM *vm, BodyValue *v, StrBuf *out)
 {
-        ReprCtx ctx = {.n = 0};
+        BvReprCtx ctx = {.n = 0};
         return repr_value(vm, v, out, &ctx, false);
 }
 
