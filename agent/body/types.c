@@ -50,44 +50,59 @@ CLASS(bv_class_longrange_iterator, "longrange_iterator", NULL, NULL, NULL, 0);
 
 #define METHODS(...) ((const BvBuiltinDef *const[]){__VA_ARGS__, NULL})
 
-static const BvType none_type = {.repr = bv__none_repr, .cls = &bv_class_nonetype};
+static const BvType none_type = {
+        .hash = bv__none_hash, .repr = bv__none_repr, .cls = &bv_class_nonetype};
 static const BvType bool_type = {
+        .hash = bv__int_hash,
         .repr = bv__bool_repr,
         .cls = &bv_class_bool,
         .methods = METHODS(bv__int_methods),
         .getattr = bv__int_getattr,
 };
 static const BvType int_type = {
+        .hash = bv__int_hash,
         .repr = bv__int_repr,
         .cls = &bv_class_int,
         .methods = METHODS(bv__int_methods),
         .getattr = bv__int_getattr,
 };
 static const BvType float_type = {
+        .hash = bv__float_hash,
         .repr = bv__float_repr,
         .cls = &bv_class_float,
         .methods = METHODS(bv__float_methods),
         .getattr = bv__float_getattr,
 };
 static const BvType str_type = {
+        .hash = bv__str_hash,
+        .eq = bv__str_eq,
+        .order = bv__str_order,
         .repr = bv__str_repr,
         .cls = &bv_class_str,
         .methods = METHODS(bv__str_methods, bv__str_case_methods),
         .binop = bv__str_binop,
 };
 static const BvType list_type = {
+        .hash = bv__unhashable,
+        .eq = bv__seq_eq,
+        .order = bv__seq_order,
         .repr = bv__container_repr,
         .cls = &bv_class_list,
         .methods = METHODS(bv__list_methods),
         .binop = bv__seq_binop,
 };
 static const BvType tuple_type = {
+        .hash = bv__tuple_hash,
+        .eq = bv__seq_eq,
+        .order = bv__seq_order,
         .repr = bv__container_repr,
         .cls = &bv_class_tuple,
         .methods = METHODS(bv__tuple_methods),
         .binop = bv__seq_binop,
 };
 static const BvType dict_type = {
+        .hash = bv__unhashable,
+        .eq = bv__dict_eq,
         .repr = bv__container_repr,
         .cls = &bv_class_dict,
         .class_of = bv__dict_class,
@@ -96,25 +111,36 @@ static const BvType dict_type = {
         .binop = bv__dict_binop,
 };
 static const BvType set_type = {
+        .hash = bv__unhashable,
+        .eq = bv__dict_eq,
+        .order = bv__set_order,
         .repr = bv__container_repr,
         .cls = &bv_class_set,
         .methods = METHODS(bv__set_methods),
         .binop = bv__set_binop,
 };
 static const BvType range_type = {
+        .hash = bv__range_hash,
+        .eq = bv__range_eq,
         .repr = bv__range_repr,
         .cls = &bv_class_range,
         .methods = METHODS(bv__range_methods),
         .getattr = bv__range_getattr,
 };
-static const BvType slice_type = {
-        .repr = bv__slice_repr, .cls = &bv_class_slice, .getattr = bv__slice_getattr};
+static const BvType slice_type = {.hash = bv__unhashable,
+                                  .eq = bv__slice_eq,
+                                  .repr = bv__slice_repr,
+                                  .cls = &bv_class_slice,
+                                  .getattr = bv__slice_getattr};
 static const BvType dictview_type = {.repr = bv__container_repr, .class_of = bv__dictview_class};
 static const BvType iter_type = {.repr = bv__object_repr, .class_of = bv__iter_class};
 static const BvType builtin_type = {
         .repr = bv__builtin_repr, .cls = &bv_class_builtin, .getattr = bv__builtin_getattr};
-static const BvType method_type = {
-        .repr = bv__method_repr, .cls = &bv_class_builtin, .getattr = bv__method_getattr};
+static const BvType method_type = {.hash = bv__method_hash,
+                                   .eq = bv__method_eq,
+                                   .repr = bv__method_repr,
+                                   .cls = &bv_class_builtin,
+                                   .getattr = bv__method_getattr};
 static const BvType function_type = {
         .repr = bv__function_repr, .cls = &bv_class_function, .getattr = bv__function_getattr};
 static const BvType module_type = {
@@ -129,8 +155,11 @@ static const BvType file_type = {
         .methods = METHODS(bv__file_methods),
         .getattr = bv__file_getattr,
 };
-static const BvType uuid_type = {
-        .repr = bv__uuid_repr, .cls = &bv_class_uuid, .getattr = bv__uuid_getattr};
+static const BvType uuid_type = {.hash = bv__uuid_hash,
+                                 .eq = bv__uuid_eq,
+                                 .repr = bv__uuid_repr,
+                                 .cls = &bv_class_uuid,
+                                 .getattr = bv__uuid_getattr};
 static const BvType exception_type = {
         .repr = bv__exc_repr, .class_of = bv__exc_class_of, .getattr = bv__exc_getattr};
 static const BvType class_type = {

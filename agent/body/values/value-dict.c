@@ -132,77 +132,97 @@ static int range_hash(BodyVM *vm, BodyValue *v, uint64_t *ret)
         return 0;
 }
 
+/* ---- the hash slots of the core's kinds ---- */
+
+int bv__none_hash(BodyVM *vm, BodyValue *v, uint64_t *ret)
+{
+        *ret = hash_int(vm, INT64_MIN + 7);
+        return 0;
+}
+
+int bv__int_hash(BodyVM *vm, BodyValue *v, uint64_t *ret)
+{
+        *ret = bv__is_big(v) ? hash_big(vm, v) : hash_int(vm, bv__int_of(v));
+        return 0;
+}
+
+int bv__float_hash(BodyVM *vm, BodyValue *v, uint64_t *ret)
+{
+        double f = v->f;
+
+        if (f == floor(f) && f >= -0x1p63 && f < 0x1p63) {
+                *ret = hash_int(vm, (int64_t)f);
+        } else if (isfinite(f) && f == floor(f)) {
+                *ret = hash_big_double(vm, f);
+        } else {
+                uint64_t bits;
+                memcpy(&bits, &f, sizeof(bits));
+                *ret = siphash13(vm->hash_key, &bits, sizeof(bits));
+        }
+        return 0;
+}
+
+int bv__str_hash(BodyVM *vm, BodyValue *v, uint64_t *ret)
+{
+        *ret = siphash13(vm->hash_key, v->str.data, v->str.len);
+        return 0;
+}
+
+int bv__tuple_hash(BodyVM *vm, BodyValue *v, uint64_t *ret)
+{
+        uint64_t h = 0x345678ULL + v->list.len;
+
+        if (bv_depth_enter(vm) < 0)
+                return -1;
+        for (size_t i = 0; i < v->list.len; i++) {
+                uint64_t hi;
+                if (bv_hash(vm, v->list.items[i], &hi) < 0) {
+                        bv_depth_leave(vm);
+                        return -1;
+                }
+                h = (h ^ hi) * 0x100000001b3ULL;
+                h ^= h >> 29;
+        }
+        bv_depth_leave(vm);
+        *ret = h;
+        return 0;
+}
+
+int bv__range_hash(BodyVM *vm, BodyValue *v, uint64_t *ret)
+{
+        if (v->range.z[0])
+                return range_hash(vm, v, ret);
+        int64_t parts[3] = {v->range.len, v->range.len ? v->range.start : 0,
+                            v->range.len > 1 ? v->range.step : 0};
+        *ret = siphash13(vm->hash_key, parts, sizeof(parts));
+        return 0;
+}
+
+int bv__uuid_hash(BodyVM *vm, BodyValue *v, uint64_t *ret)
+{
+        *ret = siphash13(vm->hash_key, v->uuid, sizeof(v->uuid));
+        return 0;
+}
+
+int bv__method_hash(BodyVM *vm, BodyValue *v, uint64_t *ret)
+{
+        *ret = hash_ptr(vm, v->method.self) ^ hash_ptr(vm, v->method.def);
+        return 0;
+}
+
+int bv__unhashable(BodyVM *vm, BodyValue *v, uint64_t *ret)
+{
+        bv_raise(vm, BV_EXC_TYPE_ERROR, "unhashable type: '%s'", bv_type_name(v));
+        return -1;
+}
+
 int bv_hash(BodyVM *vm, BodyValue *v, uint64_t *ret)
 {
-        uint64_t h;
+        const BvType *t = bv__type(v);
 
-        switch (v->kind) {
-        case BV_NONE:
-                h = hash_int(vm, INT64_MIN + 7);
-                break;
-        case BV_BOOL:
-        case BV_INT:
-                h = bv__is_big(v) ? hash_big(vm, v) : hash_int(vm, bv__int_of(v));
-                break;
-        case BV_FLOAT: {
-                double f = v->f;
-                if (f == floor(f) && f >= -0x1p63 && f < 0x1p63) {
-                        h = hash_int(vm, (int64_t)f);
-                } else if (isfinite(f) && f == floor(f)) {
-                        h = hash_big_double(vm, f);
-                } else {
-                        uint64_t bits;
-                        memcpy(&bits, &f, sizeof(bits));
-                        h = siphash13(vm->hash_key, &bits, sizeof(bits));
-                }
-                break;
-        }
-        case BV_STR:
-                h = siphash13(vm->hash_key, v->str.data, v->str.len);
-                break;
-        case BV_TUPLE:
-                if (bv_depth_enter(vm) < 0)
-                        return -1;
-                h = 0x345678ULL + v->list.len;
-                for (size_t i = 0; i < v->list.len; i++) {
-                        uint64_t hi;
-                        if (bv_hash(vm, v->list.items[i], &hi) < 0) {
-                                bv_depth_leave(vm);
-                                return -1;
-                        }
-                        h = (h ^ hi) * 0x100000001b3ULL;
-                        h ^= h >> 29;
-                }
-                bv_depth_leave(vm);
-                break;
-        case BV_RANGE: {
-                if (v->range.z[0]) {
-                        if (range_hash(vm, v, &h) < 0)
-                                return -1;
-                        break;
-                }
-                int64_t parts[3] = {v->range.len, v->range.len ? v->range.start : 0,
-                                    v->range.len > 1 ? v->range.step : 0};
-                h = siphash13(vm->hash_key, parts, sizeof(parts));
-                break;
-        }
-        case BV_UUID:
-                h = siphash13(vm->hash_key, v->uuid, sizeof(v->uuid));
-                break;
-        case BV_LIST:
-        case BV_DICT:
-        case BV_SET:
-        case BV_SLICE:
-                bv_raise(vm, BV_EXC_TYPE_ERROR, "unhashable type: '%s'", bv_type_name(v));
-                return -1;
-        case BV_METHOD:
-                h = hash_ptr(vm, v->method.self) ^ hash_ptr(vm, v->method.def);
-                break;
-        default:
-                h = hash_ptr(vm, v);
-                break;
-        }
-        *ret = h;
+        if (t->hash)
+                return t->hash(vm, v, ret);
+        *ret = hash_ptr(vm, v);
         return 0;
 }
 

@@ -44,6 +44,16 @@ typedef struct BvType {
         /* str(v) (as_str) or repr(v) appended to out: 0, or -1 with an
          * exception pending. Every kind has one. */
         int (*repr)(BodyVM *vm, BodyValue *v, StrBuf *out, BvReprCtx *ctx, bool as_str);
+        /* a == b, asked of a's kind once numbers are handled: 1, 0, or -1
+         * with an exception pending (RecursionError). NULL: identity only. */
+        int (*eq)(BodyVM *vm, BodyValue *a, BodyValue *b);
+        /* a < b, <=, >, >= of a's kind: 1, 0, -1 with an exception pending,
+         * or BV_ORDER_UNSUPPORTED for TypeError "'<' not supported between
+         * instances of ...". */
+        int (*order)(BodyVM *vm, BvCmpOp op, BodyValue *a, BodyValue *b);
+        /* hash(v): 0 with *ret, or -1 with an exception pending
+         * (bv__unhashable for mutable kinds). NULL: hashed by identity. */
+        int (*hash)(BodyVM *vm, BodyValue *v, uint64_t *ret);
         /* The methods, tables ending in {NULL, NULL}; the list ends in
          * NULL. Found first by obj.name, bound to obj. */
         const BvBuiltinDef *const *methods;
@@ -127,6 +137,28 @@ BV__REPR_DECL(bv__file_repr);
 BV__REPR_DECL(bv__uuid_repr);
 BV__REPR_DECL(bv__exc_repr);
 BV__REPR_DECL(bv__class_repr);
+/* The eq and order slots of the core's kinds (value-ops.c). */
+#define BV_ORDER_UNSUPPORTED 2
+int bv__str_eq(BodyVM *vm, BodyValue *a, BodyValue *b);
+int bv__seq_eq(BodyVM *vm, BodyValue *a, BodyValue *b);
+int bv__dict_eq(BodyVM *vm, BodyValue *a, BodyValue *b);
+int bv__range_eq(BodyVM *vm, BodyValue *a, BodyValue *b);
+int bv__uuid_eq(BodyVM *vm, BodyValue *a, BodyValue *b);
+int bv__method_eq(BodyVM *vm, BodyValue *a, BodyValue *b);
+int bv__slice_eq(BodyVM *vm, BodyValue *a, BodyValue *b);
+int bv__str_order(BodyVM *vm, BvCmpOp op, BodyValue *a, BodyValue *b);
+int bv__seq_order(BodyVM *vm, BvCmpOp op, BodyValue *a, BodyValue *b);
+int bv__set_order(BodyVM *vm, BvCmpOp op, BodyValue *a, BodyValue *b);
+/* The hash slots of the core's kinds (value-dict.c). */
+int bv__none_hash(BodyVM *vm, BodyValue *v, uint64_t *ret);
+int bv__int_hash(BodyVM *vm, BodyValue *v, uint64_t *ret);
+int bv__float_hash(BodyVM *vm, BodyValue *v, uint64_t *ret);
+int bv__str_hash(BodyVM *vm, BodyValue *v, uint64_t *ret);
+int bv__tuple_hash(BodyVM *vm, BodyValue *v, uint64_t *ret);
+int bv__range_hash(BodyVM *vm, BodyValue *v, uint64_t *ret);
+int bv__uuid_hash(BodyVM *vm, BodyValue *v, uint64_t *ret);
+int bv__method_hash(BodyVM *vm, BodyValue *v, uint64_t *ret);
+int bv__unhashable(BodyVM *vm, BodyValue *v, uint64_t *ret);
 /* The binop slots of the core's kinds (value-binop.c): str, list and tuple
  * (+ and *), sets (| & - ^) and dicts (|). */
 BodyValue *bv__seq_binop(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b);
@@ -329,7 +361,8 @@ bool bv__range_truthy(const BodyValue *r);
 BodyValue *bv__range_item(BodyVM *vm, BodyValue *r, BodyValue *key);
 BodyValue *bv__range_slice(BodyVM *vm, BodyValue *r, BodyValue *slice);
 int bv__range_contains(BodyVM *vm, BodyValue *r, BodyValue *item);
-int bv__range_eq(BodyVM *vm, BodyValue *a, BodyValue *b);
+/* == of ranges when either is in the int form. */
+int bv__range_eq_big(BodyVM *vm, BodyValue *a, BodyValue *b);
 /* What equal ranges share: len, start (0 when empty), step (0 when len <= 1). */
 int bv__range_key(BodyVM *vm, BodyValue *r, BodyValue *ret[3]);
 /* repr() of a range in the int form. */

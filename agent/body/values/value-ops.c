@@ -226,55 +226,71 @@ static int dict_eq(BodyVM *vm, BodyValue *a, BodyValue *b)
         return r;
 }
 
+/* ---- the eq slots of the core's kinds ---- */
+
+int bv__str_eq(BodyVM *vm, BodyValue *a, BodyValue *b)
+{
+        return b->kind == BV_STR && a->str.len == b->str.len &&
+               memcmp(a->str.data, b->str.data, a->str.len) == 0;
+}
+
+int bv__seq_eq(BodyVM *vm, BodyValue *a, BodyValue *b)
+{
+        return b->kind == a->kind ? seq_eq(vm, a, b) : 0;
+}
+
+int bv__dict_eq(BodyVM *vm, BodyValue *a, BodyValue *b)
+{
+        return b->kind == a->kind ? dict_eq(vm, a, b) : 0;
+}
+
+int bv__range_eq(BodyVM *vm, BodyValue *a, BodyValue *b)
+{
+        if (b->kind == BV_RANGE && (a->range.z[0] || b->range.z[0]))
+                return bv__range_eq_big(vm, a, b);
+        if (b->kind != BV_RANGE || a->range.len != b->range.len)
+                return 0;
+        if (a->range.len == 0)
+                return 1;
+        if (a->range.start != b->range.start)
+                return 0;
+        return a->range.len == 1 || a->range.step == b->range.step;
+}
+
+int bv__uuid_eq(BodyVM *vm, BodyValue *a, BodyValue *b)
+{
+        return b->kind == BV_UUID && memcmp(a->uuid, b->uuid, 16) == 0;
+}
+
+int bv__method_eq(BodyVM *vm, BodyValue *a, BodyValue *b)
+{
+        return b->kind == BV_METHOD && a->method.def == b->method.def &&
+               a->method.self == b->method.self;
+}
+
+int bv__slice_eq(BodyVM *vm, BodyValue *a, BodyValue *b)
+{
+        if (b->kind != BV_SLICE)
+                return 0;
+        for (int i = 0; i < 3; i++) {
+                BodyValue *x = i == 0 ? a->slice.start : i == 1 ? a->slice.stop : a->slice.step;
+                BodyValue *y = i == 0 ? b->slice.start : i == 1 ? b->slice.stop : b->slice.step;
+                int r = bv_eq(vm, x, y);
+                if (r != 1)
+                        return r;
+        }
+        return 1;
+}
+
 int bv_eq(BodyVM *vm, BodyValue *a, BodyValue *b)
 {
+        const BvType *t = bv__type(a);
+
         if (a == b)
                 return 1;
         if (bv__is_number(a) && bv__is_number(b))
                 return bv__num_cmp(a, b) == 0;
-        switch (a->kind) {
-        case BV_STR:
-                return b->kind == BV_STR && a->str.len == b->str.len &&
-                       memcmp(a->str.data, b->str.data, a->str.len) == 0;
-        case BV_LIST:
-        case BV_TUPLE:
-                return b->kind == a->kind ? seq_eq(vm, a, b) : 0;
-        case BV_DICT:
-        case BV_SET:
-                return b->kind == a->kind ? dict_eq(vm, a, b) : 0;
-        case BV_RANGE:
-                if (b->kind == BV_RANGE && (a->range.z[0] || b->range.z[0]))
-                        return bv__range_eq(vm, a, b);
-                if (b->kind != BV_RANGE || a->range.len != b->range.len)
-                        return 0;
-                if (a->range.len == 0)
-                        return 1;
-                if (a->range.start != b->range.start)
-                        return 0;
-                return a->range.len == 1 || a->range.step == b->range.step;
-        case BV_UUID:
-                return b->kind == BV_UUID && memcmp(a->uuid, b->uuid, 16) == 0;
-        case BV_METHOD:
-                return b->kind == BV_METHOD && a->method.def == b->method.def &&
-                       a->method.self == b->method.self;
-        case BV_SLICE:
-                if (b->kind != BV_SLICE)
-                        return 0;
-                for (int i = 0; i < 3; i++) {
-                        BodyValue *x = i == 0   ? a->slice.start
-                                       : i == 1 ? a->slice.stop
-                                                : a->slice.step;
-                        BodyValue *y = i == 0   ? b->slice.start
-                                       : i == 1 ? b->slice.stop
-                                                : b->slice.step;
-                        int r = bv_eq(vm, x, y);
-                        if (r != 1)
-                                return r;
-                }
-                return 1;
-        default:
-                return 0;
-        }
+        return t->eq ? t->eq(vm, a, b) : 0;
 }
 
 static const char *const cmp_symbols[] = {"==", "!=", "<", "<=", ">", ">="};
@@ -314,51 +330,74 @@ static int set_subset(BodyVM *vm, BodyValue *a, BodyValue *b)
 
 static int order(BodyVM *vm, BvCmpOp op, BodyValue *a, BodyValue *b)
 {
+        const BvType *t = bv__type(a);
+        int r;
+
         if (bv__is_number(a) && bv__is_number(b)) {
                 int c = bv__num_cmp(a, b);
                 return c == 2 ? 0 : cmp_result(op, c);
         }
-        if (a->kind == BV_STR && b->kind == BV_STR) {
-                size_t n = a->str.len < b->str.len ? a->str.len : b->str.len;
-                int c = memcmp(a->str.data, b->str.data, n);
-                if (c == 0)
-                        c = a->str.len < b->str.len ? -1 : a->str.len > b->str.len;
-                return cmp_result(op, c);
-        }
-        if ((a->kind == BV_LIST || a->kind == BV_TUPLE) && b->kind == a->kind) {
-                size_t i;
-                int r = 0;
-                if (bv_depth_enter(vm) < 0)
-                        return -1;
-                for (i = 0; i < a->list.len && i < b->list.len; i++) {
-                        r = bv_eq(vm, a->list.items[i], b->list.items[i]);
-                        if (r != 1)
-                                break;
-                }
-                if (r >= 0 && i < a->list.len && i < b->list.len)
-                        r = order(vm, op, a->list.items[i], b->list.items[i]);
-                else if (r >= 0)
-                        r = cmp_result(op, a->list.len < b->list.len   ? -1
-                                           : a->list.len > b->list.len ? 1
-                                                                       : 0);
-                bv_depth_leave(vm);
+        if (t->order && (r = t->order(vm, op, a, b)) != BV_ORDER_UNSUPPORTED)
                 return r;
-        }
-        if (a->kind == BV_SET && b->kind == BV_SET) {
-                switch (op) {
-                case BV_CMP_LE:
-                        return set_subset(vm, a, b);
-                case BV_CMP_GE:
-                        return set_subset(vm, b, a);
-                case BV_CMP_LT:
-                        return a->dict.len < b->dict.len ? set_subset(vm, a, b) : 0;
-                default:
-                        return b->dict.len < a->dict.len ? set_subset(vm, b, a) : 0;
-                }
-        }
         bv_raise(vm, BV_EXC_TYPE_ERROR, "'%s' not supported between instances of '%s' and '%s'",
                  cmp_symbols[op], bv_type_name(a), bv_type_name(b));
         return -1;
+}
+
+/* ---- the order slots of the core's kinds ---- */
+
+int bv__str_order(BodyVM *vm, BvCmpOp op, BodyValue *a, BodyValue *b)
+{
+        size_t n;
+        int c;
+
+        if (b->kind != BV_STR)
+                return BV_ORDER_UNSUPPORTED;
+        n = a->str.len < b->str.len ? a->str.len : b->str.len;
+        c = memcmp(a->str.data, b->str.data, n);
+        if (c == 0)
+                c = a->str.len < b->str.len ? -1 : a->str.len > b->str.len;
+        return cmp_result(op, c);
+}
+
+int bv__seq_order(BodyVM *vm, BvCmpOp op, BodyValue *a, BodyValue *b)
+{
+        size_t i;
+        int r = 0;
+
+        if (b->kind != a->kind)
+                return BV_ORDER_UNSUPPORTED;
+        if (bv_depth_enter(vm) < 0)
+                return -1;
+        for (i = 0; i < a->list.len && i < b->list.len; i++) {
+                r = bv_eq(vm, a->list.items[i], b->list.items[i]);
+                if (r != 1)
+                        break;
+        }
+        if (r >= 0 && i < a->list.len && i < b->list.len)
+                r = order(vm, op, a->list.items[i], b->list.items[i]);
+        else if (r >= 0)
+                r = cmp_result(op, a->list.len < b->list.len   ? -1
+                                   : a->list.len > b->list.len ? 1
+                                                               : 0);
+        bv_depth_leave(vm);
+        return r;
+}
+
+int bv__set_order(BodyVM *vm, BvCmpOp op, BodyValue *a, BodyValue *b)
+{
+        if (b->kind != BV_SET)
+                return BV_ORDER_UNSUPPORTED;
+        switch (op) {
+        case BV_CMP_LE:
+                return set_subset(vm, a, b);
+        case BV_CMP_GE:
+                return set_subset(vm, b, a);
+        case BV_CMP_LT:
+                return a->dict.len < b->dict.len ? set_subset(vm, a, b) : 0;
+        default:
+                return b->dict.len < a->dict.len ? set_subset(vm, b, a) : 0;
+        }
 }
 
 static int contains(BodyVM *vm, BodyValue *container, BodyValue *item)

@@ -308,7 +308,7 @@ const BvBuiltinDef bv__range_methods[] = {
         {NULL, NULL},
 };
 
-int bv__range_eq(BodyVM *vm, BodyValue *a, BodyValue *b)
+int bv__range_eq_big(BodyVM *vm, BodyValue *a, BodyValue *b)
 {
         _cleanup_bv_ BodyValue *la = part(vm, a, R_LEN), *lb = part(vm, b, R_LEN);
         _cleanup_bv_ BodyValue *sa = NULL, *sb = NULL, *ta = NULL, *tb = NULL;
