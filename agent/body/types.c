@@ -74,6 +74,8 @@ static const BvType float_type = {
         .getattr = bv__float_getattr,
 };
 static const BvType str_type = {
+        .iter = bv__str_iter,
+        .contains = bv__str_contains,
         .hash = bv__str_hash,
         .eq = bv__str_eq,
         .order = bv__str_order,
@@ -83,6 +85,8 @@ static const BvType str_type = {
         .binop = bv__str_binop,
 };
 static const BvType list_type = {
+        .iter = bv__seq_iter,
+        .contains = bv__seq_contains,
         .hash = bv__unhashable,
         .eq = bv__seq_eq,
         .order = bv__seq_order,
@@ -92,6 +96,8 @@ static const BvType list_type = {
         .binop = bv__seq_binop,
 };
 static const BvType tuple_type = {
+        .iter = bv__seq_iter,
+        .contains = bv__seq_contains,
         .hash = bv__tuple_hash,
         .eq = bv__seq_eq,
         .order = bv__seq_order,
@@ -101,6 +107,8 @@ static const BvType tuple_type = {
         .binop = bv__seq_binop,
 };
 static const BvType dict_type = {
+        .iter = bv__dict_iter,
+        .contains = bv__dict_contains,
         .hash = bv__unhashable,
         .eq = bv__dict_eq,
         .repr = bv__container_repr,
@@ -111,6 +119,8 @@ static const BvType dict_type = {
         .binop = bv__dict_binop,
 };
 static const BvType set_type = {
+        .iter = bv__dict_iter,
+        .contains = bv__dict_contains,
         .hash = bv__unhashable,
         .eq = bv__dict_eq,
         .order = bv__set_order,
@@ -120,6 +130,8 @@ static const BvType set_type = {
         .binop = bv__set_binop,
 };
 static const BvType range_type = {
+        .iter = bv__range_iter,
+        .contains = bv__range_contains,
         .hash = bv__range_hash,
         .eq = bv__range_eq,
         .repr = bv__range_repr,
@@ -132,8 +144,14 @@ static const BvType slice_type = {.hash = bv__unhashable,
                                   .repr = bv__slice_repr,
                                   .cls = &bv_class_slice,
                                   .getattr = bv__slice_getattr};
-static const BvType dictview_type = {.repr = bv__container_repr, .class_of = bv__dictview_class};
-static const BvType iter_type = {.repr = bv__object_repr, .class_of = bv__iter_class};
+static const BvType dictview_type = {.iter = bv__dict_iter,
+                                     .contains = bv__dictview_contains,
+                                     .repr = bv__container_repr,
+                                     .class_of = bv__dictview_class};
+static const BvType iter_type = {.iter = bv__self_iter,
+                                 .next = bv__iter_next,
+                                 .repr = bv__object_repr,
+                                 .class_of = bv__iter_class};
 static const BvType builtin_type = {
         .repr = bv__builtin_repr, .cls = &bv_class_builtin, .getattr = bv__builtin_getattr};
 static const BvType method_type = {.hash = bv__method_hash,
@@ -150,6 +168,8 @@ static const BvType script_type = {.repr = bv__script_repr,
                                    .class_of = bv__script_class,
                                    .getattr = bv__script_getattr};
 static const BvType file_type = {
+        .iter = bv__file_iter,
+        .next = bv__file_next,
         .repr = bv__file_repr,
         .cls = &bv_class_file,
         .methods = METHODS(bv__file_methods),

@@ -54,6 +54,14 @@ typedef struct BvType {
         /* hash(v): 0 with *ret, or -1 with an exception pending
          * (bv__unhashable for mutable kinds). NULL: hashed by identity. */
         int (*hash)(BodyVM *vm, BodyValue *v, uint64_t *ret);
+        /* iter(v): a new iterator, or NULL with an exception pending.
+         * NULL: "'int' object is not iterable". */
+        BodyValue *(*iter)(BodyVM *vm, BodyValue *v);
+        /* next(it) of an iterator: bv_next()'s rules. NULL: not an
+         * iterator. */
+        int (*next)(BodyVM *vm, BodyValue *it, BodyValue **ret);
+        /* item in v: 1, 0 or -1. NULL: found by iterating v. */
+        int (*contains)(BodyVM *vm, BodyValue *v, BodyValue *item);
         /* The methods, tables ending in {NULL, NULL}; the list ends in
          * NULL. Found first by obj.name, bound to obj. */
         const BvBuiltinDef *const *methods;
@@ -159,6 +167,19 @@ int bv__range_hash(BodyVM *vm, BodyValue *v, uint64_t *ret);
 int bv__uuid_hash(BodyVM *vm, BodyValue *v, uint64_t *ret);
 int bv__method_hash(BodyVM *vm, BodyValue *v, uint64_t *ret);
 int bv__unhashable(BodyVM *vm, BodyValue *v, uint64_t *ret);
+/* The iteration slots of the core's kinds (value-iter.c, value-ops.c). */
+BodyValue *bv__seq_iter(BodyVM *vm, BodyValue *v);
+BodyValue *bv__str_iter(BodyVM *vm, BodyValue *v);
+BodyValue *bv__dict_iter(BodyVM *vm, BodyValue *v); /* dicts, sets, dict views */
+BodyValue *bv__range_iter(BodyVM *vm, BodyValue *v);
+BodyValue *bv__self_iter(BodyVM *vm, BodyValue *v);
+BodyValue *bv__file_iter(BodyVM *vm, BodyValue *v);
+int bv__iter_next(BodyVM *vm, BodyValue *it, BodyValue **ret);
+int bv__str_contains(BodyVM *vm, BodyValue *v, BodyValue *item);
+int bv__seq_contains(BodyVM *vm, BodyValue *v, BodyValue *item);
+int bv__dict_contains(BodyVM *vm, BodyValue *v, BodyValue *item);
+int bv__dictview_contains(BodyVM *vm, BodyValue *v, BodyValue *item);
+int bv__range_contains(BodyVM *vm, BodyValue *v, BodyValue *item);
 /* The binop slots of the core's kinds (value-binop.c): str, list and tuple
  * (+ and *), sets (| & - ^) and dicts (|). */
 BodyValue *bv__seq_binop(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b);
@@ -360,7 +381,8 @@ int bv__range_len(BodyVM *vm, BodyValue *r, size_t *ret);
 bool bv__range_truthy(const BodyValue *r);
 BodyValue *bv__range_item(BodyVM *vm, BodyValue *r, BodyValue *key);
 BodyValue *bv__range_slice(BodyVM *vm, BodyValue *r, BodyValue *slice);
-int bv__range_contains(BodyVM *vm, BodyValue *r, BodyValue *item);
+/* item in r when r is in the int form. */
+int bv__range_contains_big(BodyVM *vm, BodyValue *r, BodyValue *item);
 /* == of ranges when either is in the int form. */
 int bv__range_eq_big(BodyVM *vm, BodyValue *a, BodyValue *b);
 /* What equal ranges share: len, start (0 when empty), step (0 when len <= 1). */
@@ -368,7 +390,7 @@ int bv__range_key(BodyVM *vm, BodyValue *r, BodyValue *ret[3]);
 /* repr() of a range in the int form. */
 int bv__range_repr_big(BodyVM *vm, BodyValue *r, StrBuf *out);
 BodyValue *bv__range_reversed(BodyVM *vm, BodyValue *r);
-BodyValue *bv__range_iter(BodyVM *vm, BodyValue *r);
+BodyValue *bv__range_iter_big(BodyVM *vm, BodyValue *r);
 int bv__range_next(BodyVM *vm, BvIter *it, BodyValue **ret);
 extern const BvBuiltinDef bv__range_methods[];
 /* Next line of a file opened for reading (value-file.c): bv_next() rules. */

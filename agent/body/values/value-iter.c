@@ -15,47 +15,67 @@ BodyValue *bv__iter_new(BodyVM *vm, BvIterKind kind, BodyValue *src)
         return it;
 }
 
-BodyValue *bv_iter(BodyVM *vm, BodyValue *v)
+/* ---- the iter slots of the core's kinds ---- */
+
+BodyValue *bv__seq_iter(BodyVM *vm, BodyValue *v)
+{
+        return bv__iter_new(vm, BV_ITER_SEQ, v);
+}
+
+BodyValue *bv__str_iter(BodyVM *vm, BodyValue *v)
+{
+        return bv__iter_new(vm, BV_ITER_STR, v);
+}
+
+/* Dicts, sets and dict views. */
+BodyValue *bv__dict_iter(BodyVM *vm, BodyValue *v)
+{
+        BodyValue *d = v->kind == BV_DICTVIEW ? v->dictview.dict : v;
+        BodyValue *it = bv__iter_new(vm, BV_ITER_DICT, d);
+
+        if (!it)
+                return NULL;
+        it->iter.view = v->kind == BV_DICTVIEW ? v->dictview.view : BV_VIEW_KEYS;
+        it->iter.version = d->dict.version;
+        it->iter.dict_len = d->dict.len;
+        return it;
+}
+
+BodyValue *bv__range_iter(BodyVM *vm, BodyValue *v)
 {
         BodyValue *it;
 
-        switch (v->kind) {
-        case BV_LIST:
-        case BV_TUPLE:
-                return bv__iter_new(vm, BV_ITER_SEQ, v);
-        case BV_STR:
-                return bv__iter_new(vm, BV_ITER_STR, v);
-        case BV_DICT:
-        case BV_SET:
-        case BV_DICTVIEW: {
-                BodyValue *d = v->kind == BV_DICTVIEW ? v->dictview.dict : v;
-                it = bv__iter_new(vm, BV_ITER_DICT, d);
-                if (!it)
-                        return NULL;
-                it->iter.view = v->kind == BV_DICTVIEW ? v->dictview.view : BV_VIEW_KEYS;
-                it->iter.version = d->dict.version;
-                it->iter.dict_len = d->dict.len;
-                return it;
-        }
-        case BV_RANGE:
-                if (v->range.z[0])
-                        return bv__range_iter(vm, v);
-                it = bv__iter_new(vm, BV_ITER_RANGE, v);
-                if (!it)
-                        return NULL;
-                it->iter.cur = v->range.start;
-                it->iter.remaining = (size_t)v->range.len;
-                return it;
-        case BV_ITER:
-                return bv_ref(v);
-        case BV_FILE:
-                if (!v->file.fp)
-                        return bv_raise(vm, BV_EXC_VALUE_ERROR, "I/O operation on closed file.");
-                return bv_ref(v);
-        default:
+        if (v->range.z[0])
+                return bv__range_iter_big(vm, v);
+        it = bv__iter_new(vm, BV_ITER_RANGE, v);
+        if (!it)
+                return NULL;
+        it->iter.cur = v->range.start;
+        it->iter.remaining = (size_t)v->range.len;
+        return it;
+}
+
+/* An iterator is its own. */
+BodyValue *bv__self_iter(BodyVM *vm, BodyValue *v)
+{
+        return bv_ref(v);
+}
+
+BodyValue *bv__file_iter(BodyVM *vm, BodyValue *v)
+{
+        if (!v->file.fp)
+                return bv_raise(vm, BV_EXC_VALUE_ERROR, "I/O operation on closed file.");
+        return bv_ref(v);
+}
+
+BodyValue *bv_iter(BodyVM *vm, BodyValue *v)
+{
+        const BvType *t = bv__type(v);
+
+        if (!t->iter)
                 return bv_raise(vm, BV_EXC_TYPE_ERROR, "'%s' object is not iterable",
                                 bv_type_name(v));
-        }
+        return t->iter(vm, v);
 }
 
 static int next_dict(BodyVM *vm, BvIter *it, BodyValue **ret)
@@ -184,16 +204,22 @@ static int next_nested(BodyVM *vm, BodyValue *self, BodyValue **ret)
 
 int bv_next(BodyVM *vm, BodyValue *self, BodyValue **ret)
 {
-        BvIter *it = &self->iter;
-        int r;
+        const BvType *t = bv__type(self);
 
-        if (self->kind == BV_FILE)
-                return bv__file_next(vm, self, ret);
-        if (self->kind != BV_ITER) {
+        if (!t->next) {
                 bv_raise(vm, BV_EXC_TYPE_ERROR, "'%s' object is not an iterator",
                          bv_type_name(self));
                 return -1;
         }
+        return t->next(vm, self, ret);
+}
+
+/* The next slot of the iterator kind: every BvIterKind. */
+int bv__iter_next(BodyVM *vm, BodyValue *self, BodyValue **ret)
+{
+        BvIter *it = &self->iter;
+        int r;
+
         switch (it->kind) {
         case BV_ITER_SEQ:
                 if (it->pos >= it->src->list.len)

@@ -400,94 +400,114 @@ int bv__set_order(BodyVM *vm, BvCmpOp op, BodyValue *a, BodyValue *b)
         }
 }
 
+/* item in container by iterating it: iterators, files, dict values. */
+static int contains_by_iter(BodyVM *vm, BodyValue *container, BodyValue *item)
+{
+        _cleanup_bv_ BodyValue *it = bv_iter(vm, container);
+
+        if (!it)
+                return -1;
+        for (;;) {
+                _cleanup_bv_ BodyValue *x = NULL;
+                int r = bv_next(vm, it, &x);
+                if (r <= 0)
+                        return r;
+                if (bv_step(vm) < 0)
+                        return -1;
+                r = bv_eq(vm, x, item);
+                if (r != 0)
+                        return r;
+        }
+}
+
 static int contains(BodyVM *vm, BodyValue *container, BodyValue *item)
 {
-        switch (container->kind) {
-        case BV_STR:
-                if (item->kind != BV_STR) {
-                        bv_raise(vm, BV_EXC_TYPE_ERROR,
-                                 "'in <string>' requires string as left operand, not %s",
-                                 bv_type_name(item));
-                        return -1;
-                }
-                return item->str.len == 0 || memmem(container->str.data, container->str.len,
-                                                    item->str.data, item->str.len) != NULL;
-        case BV_LIST:
-        case BV_TUPLE:
-                for (size_t i = 0; i < container->list.len; i++) {
-                        int r;
-                        if (bv_step(vm) < 0)
-                                return -1;
-                        r = bv_eq(vm, container->list.items[i], item);
-                        if (r != 0)
-                                return r;
-                }
-                return 0;
-        case BV_DICT:
-        case BV_SET:
-                return bv_dict_lookup(vm, container, item, NULL);
-        case BV_DICTVIEW: {
-                BodyValue *d = container->dictview.dict, *v;
-                if (container->dictview.view == BV_VIEW_KEYS)
-                        return bv_dict_lookup(vm, d, item, NULL);
-                if (container->dictview.view == BV_VIEW_ITEMS) {
-                        int r;
-                        if (item->kind != BV_TUPLE || item->list.len != 2)
-                                return 0;
-                        r = bv_dict_lookup(vm, d, item->list.items[0], &v);
-                        return r <= 0 ? r : bv_eq(vm, v, item->list.items[1]);
-                }
-                break;
-        }
-        case BV_RANGE:
-                if (container->range.z[0])
-                        return bv__range_contains(vm, container, item);
-                if (bv__is_big(item))
-                        return 0; /* the range's values are int64 */
-                if (bv__is_number(item)) {
-                        int64_t x;
-                        if (item->kind == BV_FLOAT) {
-                                if (item->f != floor(item->f) || item->f < -0x1p63 ||
-                                    item->f >= 0x1p63)
-                                        return 0;
-                                x = (int64_t)item->f;
-                        } else {
-                                x = bv__int_of(item);
-                        }
-                        if (container->range.len == 0)
-                                return 0;
-                        /* 128-bit: x - start can exceed int64. */
-                        __int128 off = (__int128)x - container->range.start;
-                        if (off % container->range.step != 0)
-                                return 0;
-                        off /= container->range.step;
-                        return off >= 0 && off < container->range.len;
-                }
-                return 0;
-        case BV_ITER:
-        case BV_FILE:
-                break;
-        default:
-                bv_raise(vm, BV_EXC_TYPE_ERROR, "argument of type '%s' is not iterable",
-                         bv_type_name(container));
+        const BvType *t = bv__type(container);
+
+        if (t->contains)
+                return t->contains(vm, container, item);
+        if (t->iter)
+                return contains_by_iter(vm, container, item);
+        bv_raise(vm, BV_EXC_TYPE_ERROR, "argument of type '%s' is not iterable",
+                 bv_type_name(container));
+        return -1;
+}
+
+/* ---- the contains slots of the core's kinds ---- */
+
+int bv__str_contains(BodyVM *vm, BodyValue *container, BodyValue *item)
+{
+        if (item->kind != BV_STR) {
+                bv_raise(vm, BV_EXC_TYPE_ERROR,
+                         "'in <string>' requires string as left operand, not %s",
+                         bv_type_name(item));
                 return -1;
         }
-        {
-                _cleanup_bv_ BodyValue *it = bv_iter(vm, container);
-                if (!it)
+        return item->str.len == 0 || memmem(container->str.data, container->str.len, item->str.data,
+                                            item->str.len) != NULL;
+}
+
+int bv__seq_contains(BodyVM *vm, BodyValue *container, BodyValue *item)
+{
+        for (size_t i = 0; i < container->list.len; i++) {
+                int r;
+                if (bv_step(vm) < 0)
                         return -1;
-                for (;;) {
-                        _cleanup_bv_ BodyValue *x = NULL;
-                        int r = bv_next(vm, it, &x);
-                        if (r <= 0)
-                                return r;
-                        if (bv_step(vm) < 0)
-                                return -1;
-                        r = bv_eq(vm, x, item);
-                        if (r != 0)
-                                return r;
-                }
+                r = bv_eq(vm, container->list.items[i], item);
+                if (r != 0)
+                        return r;
         }
+        return 0;
+}
+
+int bv__dict_contains(BodyVM *vm, BodyValue *container, BodyValue *item)
+{
+        return bv_dict_lookup(vm, container, item, NULL);
+}
+
+int bv__dictview_contains(BodyVM *vm, BodyValue *container, BodyValue *item)
+{
+        BodyValue *d = container->dictview.dict, *v;
+        int r;
+
+        switch (container->dictview.view) {
+        case BV_VIEW_KEYS:
+                return bv_dict_lookup(vm, d, item, NULL);
+        case BV_VIEW_ITEMS:
+                if (item->kind != BV_TUPLE || item->list.len != 2)
+                        return 0;
+                r = bv_dict_lookup(vm, d, item->list.items[0], &v);
+                return r <= 0 ? r : bv_eq(vm, v, item->list.items[1]);
+        default:
+                return contains_by_iter(vm, container, item);
+        }
+}
+
+int bv__range_contains(BodyVM *vm, BodyValue *container, BodyValue *item)
+{
+        int64_t x;
+
+        if (container->range.z[0])
+                return bv__range_contains_big(vm, container, item);
+        if (bv__is_big(item))
+                return 0; /* the range's values are int64 */
+        if (!bv__is_number(item))
+                return 0;
+        if (item->kind == BV_FLOAT) {
+                if (item->f != floor(item->f) || item->f < -0x1p63 || item->f >= 0x1p63)
+                        return 0;
+                x = (int64_t)item->f;
+        } else {
+                x = bv__int_of(item);
+        }
+        if (container->range.len == 0)
+                return 0;
+        /* 128-bit: x - start can exceed int64. */
+        __int128 off = (__int128)x - container->range.start;
+        if (off % container->range.step != 0)
+                return 0;
+        off /= container->range.step;
+        return off >= 0 && off < container->range.len;
 }
 
 static bool is_small_int(const BodyValue *v)

@@ -239,7 +239,7 @@ static BodyValue *int_equal_to(BodyVM *vm, BodyValue *item, bool *err)
         return NULL;
 }
 
-int bv__range_contains(BodyVM *vm, BodyValue *r, BodyValue *item)
+int bv__range_contains_big(BodyVM *vm, BodyValue *r, BodyValue *item)
 {
         bool err;
         _cleanup_bv_ BodyValue *x = int_equal_to(vm, item, &err);
@@ -391,7 +391,7 @@ BodyValue *bv__range_reversed(BodyVM *vm, BodyValue *r)
         return rev ? bv_iter(vm, rev) : NULL;
 }
 
-BodyValue *bv__range_iter(BodyVM *vm, BodyValue *r)
+BodyValue *bv__range_iter_big(BodyVM *vm, BodyValue *r)
 {
         BodyValue *it = bv__iter_new(vm, BV_ITER_RANGE, r);
 
