@@ -2,12 +2,15 @@
  *
  * Every object a Body computes with is a BodyValue: refcounted, tagged with a
  * BvKind, and accounted against the VM's memory budget when it is allocated.
- * This module owns the value model and everything Python defines on it:
- * operators, comparison, hashing, str()/repr(), subscripts, attributes and
- * methods, iteration, the builtins, str.format and %-formatting, the json and
- * uuid modules, open() and the conversion to and from jansson documents.
- * The evaluator (eval*.c) owns names, scopes, statements and user functions;
- * it calls in here for every operation on a value.
+ * This module (the value core, values/) owns the value model and the
+ * operations Python defines on it: operators, comparison, hashing,
+ * str()/repr(), subscripts, attributes, calls, iteration, open() and the
+ * conversion to and from jansson documents. What differs between kinds is
+ * a slot of the type table (BvType, value-internal.h). The builtins, the
+ * methods of str, list, dict, ..., str.format, %-formatting and the json
+ * and uuid modules are the library (library/library.h), built on this
+ * interface. The evaluator (eval/) owns names, scopes, statements and user
+ * functions; it calls in here for every operation on a value.
  *
  * Conventions, once for the whole interface:
  * - A function returning BodyValue * returns a NEW reference, or NULL with an
