@@ -74,6 +74,8 @@ static const BvType float_type = {
         .getattr = bv__float_getattr,
 };
 static const BvType str_type = {
+        .len = bv__str_len,
+        .getitem = bv__str_getitem,
         .iter = bv__str_iter,
         .contains = bv__str_contains,
         .hash = bv__str_hash,
@@ -85,6 +87,10 @@ static const BvType str_type = {
         .binop = bv__str_binop,
 };
 static const BvType list_type = {
+        .len = bv__seq_len,
+        .getitem = bv__seq_getitem,
+        .setitem = bv__list_setitem,
+        .delitem = bv__list_delitem,
         .iter = bv__seq_iter,
         .contains = bv__seq_contains,
         .hash = bv__unhashable,
@@ -96,6 +102,8 @@ static const BvType list_type = {
         .binop = bv__seq_binop,
 };
 static const BvType tuple_type = {
+        .len = bv__seq_len,
+        .getitem = bv__seq_getitem,
         .iter = bv__seq_iter,
         .contains = bv__seq_contains,
         .hash = bv__tuple_hash,
@@ -107,6 +115,10 @@ static const BvType tuple_type = {
         .binop = bv__seq_binop,
 };
 static const BvType dict_type = {
+        .len = bv__dict_len,
+        .getitem = bv__dict_getitem,
+        .setitem = bv__dict_setitem,
+        .delitem = bv__dict_delitem,
         .iter = bv__dict_iter,
         .contains = bv__dict_contains,
         .hash = bv__unhashable,
@@ -119,6 +131,7 @@ static const BvType dict_type = {
         .binop = bv__dict_binop,
 };
 static const BvType set_type = {
+        .len = bv__dict_len,
         .iter = bv__dict_iter,
         .contains = bv__dict_contains,
         .hash = bv__unhashable,
@@ -130,6 +143,8 @@ static const BvType set_type = {
         .binop = bv__set_binop,
 };
 static const BvType range_type = {
+        .len = bv__range_len,
+        .getitem = bv__range_getitem,
         .iter = bv__range_iter,
         .contains = bv__range_contains,
         .hash = bv__range_hash,
@@ -144,7 +159,8 @@ static const BvType slice_type = {.hash = bv__unhashable,
                                   .repr = bv__slice_repr,
                                   .cls = &bv_class_slice,
                                   .getattr = bv__slice_getattr};
-static const BvType dictview_type = {.iter = bv__dict_iter,
+static const BvType dictview_type = {.len = bv__dictview_len,
+                                     .iter = bv__dict_iter,
                                      .contains = bv__dictview_contains,
                                      .repr = bv__container_repr,
                                      .class_of = bv__dictview_class};

@@ -62,6 +62,14 @@ typedef struct BvType {
         int (*next)(BodyVM *vm, BodyValue *it, BodyValue **ret);
         /* item in v: 1, 0 or -1. NULL: found by iterating v. */
         int (*contains)(BodyVM *vm, BodyValue *v, BodyValue *item);
+        /* len(v): 0 with *ret, or -1 with an exception pending. NULL: "object
+         * of type 'int' has no len()". */
+        int (*len)(BodyVM *vm, BodyValue *v, size_t *ret);
+        /* v[key], v[key] = value, del v[key]: bv_getitem()'s rules. NULL:
+         * not subscriptable, no item assignment, no item deletion. */
+        BodyValue *(*getitem)(BodyVM *vm, BodyValue *v, BodyValue *key);
+        int (*setitem)(BodyVM *vm, BodyValue *v, BodyValue *key, BodyValue *value);
+        int (*delitem)(BodyVM *vm, BodyValue *v, BodyValue *key);
         /* The methods, tables ending in {NULL, NULL}; the list ends in
          * NULL. Found first by obj.name, bound to obj. */
         const BvBuiltinDef *const *methods;
@@ -180,6 +188,19 @@ int bv__seq_contains(BodyVM *vm, BodyValue *v, BodyValue *item);
 int bv__dict_contains(BodyVM *vm, BodyValue *v, BodyValue *item);
 int bv__dictview_contains(BodyVM *vm, BodyValue *v, BodyValue *item);
 int bv__range_contains(BodyVM *vm, BodyValue *v, BodyValue *item);
+/* The len and item slots of the core's kinds (value-item.c). */
+int bv__str_len(BodyVM *vm, BodyValue *v, size_t *ret);
+int bv__seq_len(BodyVM *vm, BodyValue *v, size_t *ret);
+int bv__dict_len(BodyVM *vm, BodyValue *v, size_t *ret); /* dicts and sets */
+int bv__dictview_len(BodyVM *vm, BodyValue *v, size_t *ret);
+BodyValue *bv__seq_getitem(BodyVM *vm, BodyValue *v, BodyValue *key);
+BodyValue *bv__str_getitem(BodyVM *vm, BodyValue *v, BodyValue *key);
+BodyValue *bv__dict_getitem(BodyVM *vm, BodyValue *v, BodyValue *key);
+BodyValue *bv__range_getitem(BodyVM *vm, BodyValue *v, BodyValue *key);
+int bv__list_setitem(BodyVM *vm, BodyValue *v, BodyValue *key, BodyValue *value);
+int bv__dict_setitem(BodyVM *vm, BodyValue *v, BodyValue *key, BodyValue *value);
+int bv__list_delitem(BodyVM *vm, BodyValue *v, BodyValue *key);
+int bv__dict_delitem(BodyVM *vm, BodyValue *v, BodyValue *key);
 /* The binop slots of the core's kinds (value-binop.c): str, list and tuple
  * (+ and *), sets (| & - ^) and dicts (|). */
 BodyValue *bv__seq_binop(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b);

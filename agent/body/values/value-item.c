@@ -35,30 +35,40 @@ size_t bv__str_cp_index(const BodyValue *s, size_t off)
         return n;
 }
 
+/* ---- the len slots of the core's kinds ---- */
+
+int bv__str_len(BodyVM *vm, BodyValue *v, size_t *ret)
+{
+        *ret = v->str.cplen;
+        return 0;
+}
+
+int bv__seq_len(BodyVM *vm, BodyValue *v, size_t *ret)
+{
+        *ret = v->list.len;
+        return 0;
+}
+
+int bv__dict_len(BodyVM *vm, BodyValue *v, size_t *ret)
+{
+        *ret = v->dict.len;
+        return 0;
+}
+
+int bv__dictview_len(BodyVM *vm, BodyValue *v, size_t *ret)
+{
+        *ret = v->dictview.dict->dict.len;
+        return 0;
+}
+
 int bv_len(BodyVM *vm, BodyValue *v, size_t *ret)
 {
-        switch (v->kind) {
-        case BV_STR:
-                *ret = v->str.cplen;
-                return 0;
-        case BV_LIST:
-        case BV_TUPLE:
-                *ret = v->list.len;
-                return 0;
-        case BV_DICT:
-        case BV_SET:
-                *ret = v->dict.len;
-                return 0;
-        case BV_DICTVIEW:
-                *ret = v->dictview.dict->dict.len;
-                return 0;
-        case BV_RANGE:
-                return bv__range_len(vm, v, ret);
-        default:
-                bv_raise(vm, BV_EXC_TYPE_ERROR, "object of type '%s' has no len()",
-                         bv_type_name(v));
-                return -1;
-        }
+        const BvType *t = bv__type(v);
+
+        if (t->len)
+                return t->len(vm, v, ret);
+        bv_raise(vm, BV_EXC_TYPE_ERROR, "object of type '%s' has no len()", bv_type_name(v));
+        return -1;
 }
 
 static int slice_part(BodyVM *vm, BodyValue *v, int64_t dflt, int64_t *ret)
@@ -214,83 +224,96 @@ BodyValue *bv__range_new(BodyVM *vm, int64_t start, int64_t stop, int64_t step)
         return r;
 }
 
-BodyValue *bv_getitem(BodyVM *vm, BodyValue *obj, BodyValue *key)
+/* ---- the getitem slots of the core's kinds ---- */
+
+BodyValue *bv__seq_getitem(BodyVM *vm, BodyValue *obj, BodyValue *key)
+{
+        const char *what = obj->kind == BV_LIST ? "list" : "tuple";
+        int64_t i, start, stop, step, n;
+
+        if (key->kind == BV_SLICE) {
+                n = bv__slice_indices(vm, key, (int64_t)obj->list.len, &start, &stop, &step);
+                return n < 0 ? NULL : seq_slice(vm, obj, start, step, n);
+        }
+        if (bv__as_index(vm, key, what, &i) < 0)
+                return NULL;
+        if (!norm_index(&i, obj->list.len))
+                return bv_raise(vm, BV_EXC_INDEX_ERROR, "%s index out of range", what);
+        return bv_ref(obj->list.items[i]);
+}
+
+BodyValue *bv__str_getitem(BodyVM *vm, BodyValue *obj, BodyValue *key)
 {
         int64_t i, start, stop, step, n;
 
-        switch (obj->kind) {
-        case BV_LIST:
-        case BV_TUPLE: {
-                const char *what = obj->kind == BV_LIST ? "list" : "tuple";
-                if (key->kind == BV_SLICE) {
-                        n = bv__slice_indices(vm, key, (int64_t)obj->list.len, &start, &stop,
-                                              &step);
-                        return n < 0 ? NULL : seq_slice(vm, obj, start, step, n);
-                }
-                if (bv__as_index(vm, key, what, &i) < 0)
-                        return NULL;
-                if (!norm_index(&i, obj->list.len))
-                        return bv_raise(vm, BV_EXC_INDEX_ERROR, "%s index out of range", what);
-                return bv_ref(obj->list.items[i]);
+        if (key->kind == BV_SLICE) {
+                n = bv__slice_indices(vm, key, (int64_t)obj->str.cplen, &start, &stop, &step);
+                return n < 0 ? NULL : str_slice(vm, obj, start, step, n);
         }
-        case BV_STR:
-                if (key->kind == BV_SLICE) {
-                        n = bv__slice_indices(vm, key, (int64_t)obj->str.cplen, &start, &stop,
-                                              &step);
-                        return n < 0 ? NULL : str_slice(vm, obj, start, step, n);
-                }
-                if (!bv__is_intlike(key))
-                        return bv_raise(vm, BV_EXC_TYPE_ERROR,
-                                        "string indices must be integers, not '%s'",
-                                        bv_type_name(key));
-                if (bv__is_big(key))
-                        return bv_raise(vm, BV_EXC_INDEX_ERROR,
-                                        "cannot fit 'int' into an index-sized integer");
-                i = bv__int_of(key);
-                if (!norm_index(&i, obj->str.cplen))
-                        return bv_raise(vm, BV_EXC_INDEX_ERROR, "string index out of range");
-                return str_slice(vm, obj, i, 1, 1);
-        case BV_DICT: {
-                BodyValue *v;
-                int r = bv_dict_lookup(vm, obj, key, &v);
-                if (r < 0)
-                        return NULL;
-                if (r == 0)
-                        return bv_raise_value(vm, BV_EXC_KEY_ERROR, key);
-                return bv_ref(v);
-        }
-        case BV_RANGE:
-                if (key->kind == BV_SLICE) {
-                        if (obj->range.z[0] || bv__is_big(key->slice.start) ||
-                            bv__is_big(key->slice.stop) || bv__is_big(key->slice.step))
-                                return bv__range_slice(vm, obj, key);
-                        n = bv__slice_indices(vm, key, obj->range.len, &start, &stop, &step);
-                        if (n < 0)
-                                return NULL;
-                        /* compute_slice(): start and stop indices are in [-1, len]. */
-                        __int128 s0 = obj->range.start + (__int128)start * obj->range.step;
-                        __int128 s1 = obj->range.start + (__int128)stop * obj->range.step;
-                        __int128 st = (__int128)step * obj->range.step;
-                        if (st > INT64_MAX || st < INT64_MIN || s1 > INT64_MAX || s1 < INT64_MIN)
-                                return bv__range_slice(vm, obj, key);
-                        return bv__range_new(vm, (int64_t)s0, (int64_t)s1, (int64_t)st);
-                }
-                if (obj->range.z[0] && bv__is_intlike(key))
-                        return bv__range_item(vm, obj, key);
-                if (bv__is_big(key))
-                        return bv_raise(vm, BV_EXC_INDEX_ERROR, "range object index out of range");
-                if (bv__as_index(vm, key, "range", &i) < 0)
-                        return NULL;
-                if (!norm_index(&i, (size_t)obj->range.len))
-                        return bv_raise(vm, BV_EXC_INDEX_ERROR, "range object index out of range");
-                return bv_int_new(vm, obj->range.start + i * obj->range.step);
-        default:
-                return bv_raise(vm, BV_EXC_TYPE_ERROR, "'%s' object is not subscriptable",
-                                bv_type_name(obj));
-        }
+        if (!bv__is_intlike(key))
+                return bv_raise(vm, BV_EXC_TYPE_ERROR, "string indices must be integers, not '%s'",
+                                bv_type_name(key));
+        if (bv__is_big(key))
+                return bv_raise(vm, BV_EXC_INDEX_ERROR,
+                                "cannot fit 'int' into an index-sized integer");
+        i = bv__int_of(key);
+        if (!norm_index(&i, obj->str.cplen))
+                return bv_raise(vm, BV_EXC_INDEX_ERROR, "string index out of range");
+        return str_slice(vm, obj, i, 1, 1);
 }
 
-/* l[a:b] = items and del l[a:b], for step 1: replace the n items at start. */
+BodyValue *bv__dict_getitem(BodyVM *vm, BodyValue *obj, BodyValue *key)
+{
+        BodyValue *v;
+        int r = bv_dict_lookup(vm, obj, key, &v);
+
+        if (r < 0)
+                return NULL;
+        if (r == 0)
+                return bv_raise_value(vm, BV_EXC_KEY_ERROR, key);
+        return bv_ref(v);
+}
+
+BodyValue *bv__range_getitem(BodyVM *vm, BodyValue *obj, BodyValue *key)
+{
+        int64_t i, start, stop, step, n;
+
+        if (key->kind == BV_SLICE) {
+                if (obj->range.z[0] || bv__is_big(key->slice.start) ||
+                    bv__is_big(key->slice.stop) || bv__is_big(key->slice.step))
+                        return bv__range_slice(vm, obj, key);
+                n = bv__slice_indices(vm, key, obj->range.len, &start, &stop, &step);
+                if (n < 0)
+                        return NULL;
+                /* compute_slice(): start and stop indices are in [-1, len]. */
+                __int128 s0 = obj->range.start + (__int128)start * obj->range.step;
+                __int128 s1 = obj->range.start + (__int128)stop * obj->range.step;
+                __int128 st = (__int128)step * obj->range.step;
+                if (st > INT64_MAX || st < INT64_MIN || s1 > INT64_MAX || s1 < INT64_MIN)
+                        return bv__range_slice(vm, obj, key);
+                return bv__range_new(vm, (int64_t)s0, (int64_t)s1, (int64_t)st);
+        }
+        if (obj->range.z[0] && bv__is_intlike(key))
+                return bv__range_item(vm, obj, key);
+        if (bv__is_big(key))
+                return bv_raise(vm, BV_EXC_INDEX_ERROR, "range object index out of range");
+        if (bv__as_index(vm, key, "range", &i) < 0)
+                return NULL;
+        if (!norm_index(&i, (size_t)obj->range.len))
+                return bv_raise(vm, BV_EXC_INDEX_ERROR, "range object index out of range");
+        return bv_int_new(vm, obj->range.start + i * obj->range.step);
+}
+
+BodyValue *bv_getitem(BodyVM *vm, BodyValue *obj, BodyValue *key)
+{
+        const BvType *t = bv__type(obj);
+
+        if (t->getitem)
+                return t->getitem(vm, obj, key);
+        return bv_raise(vm, BV_EXC_TYPE_ERROR, "'%s' object is not subscriptable",
+                        bv_type_name(obj));
+}
+
 static int list_splice(BodyVM *vm, BodyValue *l, size_t start, size_t n, BodyValue **items,
                        size_t n_items)
 {
@@ -354,76 +377,90 @@ static int list_set_slice(BodyVM *vm, BodyValue *l, BodyValue *slice, BodyValue 
         return r;
 }
 
-int bv_setitem(BodyVM *vm, BodyValue *obj, BodyValue *key, BodyValue *value)
+/* ---- the setitem and delitem slots of the core's kinds ---- */
+
+int bv__list_setitem(BodyVM *vm, BodyValue *obj, BodyValue *key, BodyValue *value)
 {
+        BodyValue *old;
         int64_t i;
 
-        switch (obj->kind) {
-        case BV_LIST:
-                if (key->kind == BV_SLICE)
-                        return list_set_slice(vm, obj, key, value);
-                if (bv__as_index(vm, key, "list", &i) < 0)
-                        return -1;
-                if (!norm_index(&i, obj->list.len)) {
-                        bv_raise(vm, BV_EXC_INDEX_ERROR, "list assignment index out of range");
-                        return -1;
-                } else {
-                        BodyValue *old = obj->list.items[i];
-                        obj->list.items[i] = bv_ref(value);
-                        bv_unref(old);
-                        return 0;
-                }
-        case BV_DICT:
-                return bv_dict_set(vm, obj, key, value);
-        default:
-                bv_raise(vm, BV_EXC_TYPE_ERROR, "'%s' object does not support item assignment",
-                         bv_type_name(obj));
+        if (key->kind == BV_SLICE)
+                return list_set_slice(vm, obj, key, value);
+        if (bv__as_index(vm, key, "list", &i) < 0)
+                return -1;
+        if (!norm_index(&i, obj->list.len)) {
+                bv_raise(vm, BV_EXC_INDEX_ERROR, "list assignment index out of range");
                 return -1;
         }
+        old = obj->list.items[i];
+        obj->list.items[i] = bv_ref(value);
+        bv_unref(old);
+        return 0;
+}
+
+int bv__dict_setitem(BodyVM *vm, BodyValue *obj, BodyValue *key, BodyValue *value)
+{
+        return bv_dict_set(vm, obj, key, value);
+}
+
+int bv__list_delitem(BodyVM *vm, BodyValue *obj, BodyValue *key)
+{
+        int64_t i, start, stop, step, n;
+
+        if (key->kind == BV_SLICE) {
+                n = bv__slice_indices(vm, key, (int64_t)obj->list.len, &start, &stop, &step);
+                if (n < 0)
+                        return -1;
+                if (n == 0)
+                        return 0;
+                if (step < 0) {
+                        start = start + (n - 1) * step;
+                        step = -step;
+                }
+                if (step == 1)
+                        return list_splice(vm, obj, (size_t)start, (size_t)n, NULL, 0);
+                /* Delete from the back so that earlier positions stay valid. */
+                for (int64_t k = n - 1; k >= 0; k--)
+                        if (list_splice(vm, obj, (size_t)(start + k * step), 1, NULL, 0) < 0)
+                                return -1;
+                return 0;
+        }
+        if (bv__as_index(vm, key, "list", &i) < 0)
+                return -1;
+        if (!norm_index(&i, obj->list.len)) {
+                bv_raise(vm, BV_EXC_INDEX_ERROR, "list assignment index out of range");
+                return -1;
+        }
+        return list_splice(vm, obj, (size_t)i, 1, NULL, 0);
+}
+
+int bv__dict_delitem(BodyVM *vm, BodyValue *obj, BodyValue *key)
+{
+        int r = bv_dict_delete(vm, obj, key);
+
+        if (r == 0)
+                bv_raise_value(vm, BV_EXC_KEY_ERROR, key);
+        return r > 0 ? 0 : -1;
+}
+
+int bv_setitem(BodyVM *vm, BodyValue *obj, BodyValue *key, BodyValue *value)
+{
+        const BvType *t = bv__type(obj);
+
+        if (t->setitem)
+                return t->setitem(vm, obj, key, value);
+        bv_raise(vm, BV_EXC_TYPE_ERROR, "'%s' object does not support item assignment",
+                 bv_type_name(obj));
+        return -1;
 }
 
 int bv_delitem(BodyVM *vm, BodyValue *obj, BodyValue *key)
 {
-        int64_t i, start, stop, step, n;
+        const BvType *t = bv__type(obj);
 
-        switch (obj->kind) {
-        case BV_LIST:
-                if (key->kind == BV_SLICE) {
-                        n = bv__slice_indices(vm, key, (int64_t)obj->list.len, &start, &stop,
-                                              &step);
-                        if (n < 0)
-                                return -1;
-                        if (n == 0)
-                                return 0;
-                        if (step < 0) {
-                                start = start + (n - 1) * step;
-                                step = -step;
-                        }
-                        if (step == 1)
-                                return list_splice(vm, obj, (size_t)start, (size_t)n, NULL, 0);
-                        /* Delete from the back so that earlier positions stay valid. */
-                        for (int64_t k = n - 1; k >= 0; k--)
-                                if (list_splice(vm, obj, (size_t)(start + k * step), 1, NULL, 0) <
-                                    0)
-                                        return -1;
-                        return 0;
-                }
-                if (bv__as_index(vm, key, "list", &i) < 0)
-                        return -1;
-                if (!norm_index(&i, obj->list.len)) {
-                        bv_raise(vm, BV_EXC_INDEX_ERROR, "list assignment index out of range");
-                        return -1;
-                }
-                return list_splice(vm, obj, (size_t)i, 1, NULL, 0);
-        case BV_DICT: {
-                int r = bv_dict_delete(vm, obj, key);
-                if (r == 0)
-                        bv_raise_value(vm, BV_EXC_KEY_ERROR, key);
-                return r > 0 ? 0 : -1;
-        }
-        default:
-                bv_raise(vm, BV_EXC_TYPE_ERROR, "'%s' object doesn't support item deletion",
-                         bv_type_name(obj));
-                return -1;
-        }
+        if (t->delitem)
+                return t->delitem(vm, obj, key);
+        bv_raise(vm, BV_EXC_TYPE_ERROR, "'%s' object doesn't support item deletion",
+                 bv_type_name(obj));
+        return -1;
 }
