@@ -6,7 +6,7 @@
  * operations Python defines on it: operators, comparison, hashing,
  * str()/repr(), subscripts, attributes, calls, iteration, open() and the
  * conversion to and from jansson documents. What differs between kinds is
- * a slot of the type table (BvType, value-internal.h). The builtins, the
+ * a slot of the type table (BvType, value-type.h). The builtins, the
  * methods of str, list, dict, ..., str.format, %-formatting and the json
  * and uuid modules are the library (library/library.h), built on this
  * interface. The evaluator (eval/) owns names, scopes, statements and user
