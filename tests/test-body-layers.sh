@@ -7,6 +7,7 @@
 #
 #     tests/test-body-layers.sh [SOURCE_ROOT]
 set -u
+# shellcheck disable=SC1091
 . "$(dirname "$0")/tap.sh"
 root=${1:-$(dirname "$0")/..}
 body=$root/agent/body
