@@ -50,9 +50,12 @@ CLASS(bv_class_longrange_iterator, "longrange_iterator", NULL, NULL, NULL, 0);
 
 #define METHODS(...) ((const BvBuiltinDef *const[]){__VA_ARGS__, NULL})
 
-static const BvType none_type = {
-        .hash = bv__none_hash, .repr = bv__none_repr, .cls = &bv_class_nonetype};
+static const BvType none_type = {.truthy = bv__false,
+                                 .hash = bv__none_hash,
+                                 .repr = bv__none_repr,
+                                 .cls = &bv_class_nonetype};
 static const BvType bool_type = {
+        .truthy = bv__bool_truthy,
         .hash = bv__int_hash,
         .repr = bv__bool_repr,
         .cls = &bv_class_bool,
@@ -60,6 +63,7 @@ static const BvType bool_type = {
         .getattr = bv__int_getattr,
 };
 static const BvType int_type = {
+        .truthy = bv__int_truthy,
         .hash = bv__int_hash,
         .repr = bv__int_repr,
         .cls = &bv_class_int,
@@ -67,6 +71,7 @@ static const BvType int_type = {
         .getattr = bv__int_getattr,
 };
 static const BvType float_type = {
+        .truthy = bv__float_truthy,
         .hash = bv__float_hash,
         .repr = bv__float_repr,
         .cls = &bv_class_float,
@@ -74,6 +79,7 @@ static const BvType float_type = {
         .getattr = bv__float_getattr,
 };
 static const BvType str_type = {
+        .truthy = bv__str_truthy,
         .len = bv__str_len,
         .getitem = bv__str_getitem,
         .iter = bv__str_iter,
@@ -87,6 +93,8 @@ static const BvType str_type = {
         .binop = bv__str_binop,
 };
 static const BvType list_type = {
+        .truthy = bv__seq_truthy,
+        .release = bv__seq_release,
         .len = bv__seq_len,
         .getitem = bv__seq_getitem,
         .setitem = bv__list_setitem,
@@ -102,6 +110,8 @@ static const BvType list_type = {
         .binop = bv__seq_binop,
 };
 static const BvType tuple_type = {
+        .truthy = bv__seq_truthy,
+        .release = bv__seq_release,
         .len = bv__seq_len,
         .getitem = bv__seq_getitem,
         .iter = bv__seq_iter,
@@ -115,6 +125,8 @@ static const BvType tuple_type = {
         .binop = bv__seq_binop,
 };
 static const BvType dict_type = {
+        .truthy = bv__dict_truthy,
+        .release = bv__dict_clear,
         .len = bv__dict_len,
         .getitem = bv__dict_getitem,
         .setitem = bv__dict_setitem,
@@ -131,6 +143,8 @@ static const BvType dict_type = {
         .binop = bv__dict_binop,
 };
 static const BvType set_type = {
+        .truthy = bv__dict_truthy,
+        .release = bv__dict_clear,
         .len = bv__dict_len,
         .iter = bv__dict_iter,
         .contains = bv__dict_contains,
@@ -143,6 +157,8 @@ static const BvType set_type = {
         .binop = bv__set_binop,
 };
 static const BvType range_type = {
+        .truthy = bv__range_truthy,
+        .release = bv__range_release,
         .len = bv__range_len,
         .getitem = bv__range_getitem,
         .iter = bv__range_iter,
@@ -154,29 +170,36 @@ static const BvType range_type = {
         .methods = METHODS(bv__range_methods),
         .getattr = bv__range_getattr,
 };
-static const BvType slice_type = {.hash = bv__unhashable,
+static const BvType slice_type = {.release = bv__slice_release,
+                                  .hash = bv__unhashable,
                                   .eq = bv__slice_eq,
                                   .repr = bv__slice_repr,
                                   .cls = &bv_class_slice,
                                   .getattr = bv__slice_getattr};
-static const BvType dictview_type = {.len = bv__dictview_len,
+static const BvType dictview_type = {.truthy = bv__dictview_truthy,
+                                     .release = bv__dictview_release,
+                                     .len = bv__dictview_len,
                                      .iter = bv__dict_iter,
                                      .contains = bv__dictview_contains,
                                      .repr = bv__container_repr,
                                      .class_of = bv__dictview_class};
-static const BvType iter_type = {.iter = bv__self_iter,
+static const BvType iter_type = {.release = bv__iter_release,
+                                 .iter = bv__self_iter,
                                  .next = bv__iter_next,
                                  .repr = bv__object_repr,
                                  .class_of = bv__iter_class};
 static const BvType builtin_type = {
         .repr = bv__builtin_repr, .cls = &bv_class_builtin, .getattr = bv__builtin_getattr};
-static const BvType method_type = {.hash = bv__method_hash,
+static const BvType method_type = {.release = bv__method_release,
+                                   .hash = bv__method_hash,
                                    .eq = bv__method_eq,
                                    .repr = bv__method_repr,
                                    .cls = &bv_class_builtin,
                                    .getattr = bv__method_getattr};
-static const BvType function_type = {
-        .repr = bv__function_repr, .cls = &bv_class_function, .getattr = bv__function_getattr};
+static const BvType function_type = {.release = bv__function_release,
+                                     .repr = bv__function_repr,
+                                     .cls = &bv_class_function,
+                                     .getattr = bv__function_getattr};
 static const BvType module_type = {
         .repr = bv__module_repr, .cls = &bv_class_module, .getattr = bv__module_getattr};
 static const BvType script_type = {.repr = bv__script_repr,
@@ -184,6 +207,7 @@ static const BvType script_type = {.repr = bv__script_repr,
                                    .class_of = bv__script_class,
                                    .getattr = bv__script_getattr};
 static const BvType file_type = {
+        .release = bv__file_release,
         .iter = bv__file_iter,
         .next = bv__file_next,
         .repr = bv__file_repr,
@@ -196,8 +220,10 @@ static const BvType uuid_type = {.hash = bv__uuid_hash,
                                  .repr = bv__uuid_repr,
                                  .cls = &bv_class_uuid,
                                  .getattr = bv__uuid_getattr};
-static const BvType exception_type = {
-        .repr = bv__exc_repr, .class_of = bv__exc_class_of, .getattr = bv__exc_getattr};
+static const BvType exception_type = {.release = bv__exc_release,
+                                      .repr = bv__exc_repr,
+                                      .class_of = bv__exc_class_of,
+                                      .getattr = bv__exc_getattr};
 static const BvType class_type = {
         .repr = bv__class_repr, .cls = &bv_class_type, .getattr = bv__class_getattr};
 

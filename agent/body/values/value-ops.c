@@ -545,30 +545,54 @@ int bv_compare(BodyVM *vm, BvCmpOp op, BodyValue *a, BodyValue *b)
         }
 }
 
+/* ---- the truthy slots of the core's kinds ---- */
+
+bool bv__false(const BodyValue *v)
+{
+        return false;
+}
+
+bool bv__bool_truthy(const BodyValue *v)
+{
+        return v->b;
+}
+
+bool bv__int_truthy(const BodyValue *v)
+{
+        return v->big || v->i != 0;
+}
+
+bool bv__float_truthy(const BodyValue *v)
+{
+        return v->f != 0;
+}
+
+bool bv__str_truthy(const BodyValue *v)
+{
+        return v->str.len != 0;
+}
+
+bool bv__seq_truthy(const BodyValue *v)
+{
+        return v->list.len != 0;
+}
+
+bool bv__dict_truthy(const BodyValue *v)
+{
+        return v->dict.len != 0;
+}
+
+bool bv__dictview_truthy(const BodyValue *v)
+{
+        return v->dictview.dict->dict.len != 0;
+}
+
 bool bv_truthy(const BodyValue *v)
 {
-        switch (v->kind) {
-        case BV_NONE:
-                return false;
-        case BV_BOOL:
+        const BvType *t = bv__type(v);
+
+        /* Conditions are mostly comparisons: bools skip the call. */
+        if (v->kind == BV_BOOL)
                 return v->b;
-        case BV_INT:
-                return v->big || v->i != 0;
-        case BV_FLOAT:
-                return v->f != 0;
-        case BV_STR:
-                return v->str.len != 0;
-        case BV_LIST:
-        case BV_TUPLE:
-                return v->list.len != 0;
-        case BV_DICT:
-        case BV_SET:
-                return v->dict.len != 0;
-        case BV_RANGE:
-                return bv__range_truthy(v);
-        case BV_DICTVIEW:
-                return v->dictview.dict->dict.len != 0;
-        default:
-                return true;
-        }
+        return t->truthy ? t->truthy(v) : true;
 }

@@ -21,6 +21,12 @@ typedef struct BvType {
         const BvClass *cls;
         /* ...and computes it from the value (Bunch, iterators, exceptions). */
         const BvClass *(*class_of)(const BodyValue *v);
+        /* Drop what v holds (references, arrays, the FILE) but not v
+         * itself, clearing each field so that a second call does nothing.
+         * NULL: v holds nothing. */
+        void (*release)(BodyValue *v);
+        /* bool(v). NULL: always true. */
+        bool (*truthy)(const BodyValue *v);
         /* str(v) (as_str) or repr(v) appended to out: 0, or -1 with an
          * exception pending. Every kind has one. */
         int (*repr)(BodyVM *vm, BodyValue *v, StrBuf *out, BvReprCtx *ctx, bool as_str);
@@ -111,6 +117,26 @@ BV__GETATTR_DECL(bv__file_getattr);
 BV__GETATTR_DECL(bv__range_getattr);
 BV__GETATTR_DECL(bv__int_getattr);
 BV__GETATTR_DECL(bv__float_getattr);
+/* The release slots of the core's kinds (value.c); dicts and sets release
+ * through bv__dict_clear(). */
+void bv__seq_release(BodyValue *v);
+void bv__slice_release(BodyValue *v);
+void bv__dictview_release(BodyValue *v);
+void bv__range_release(BodyValue *v);
+void bv__iter_release(BodyValue *v);
+void bv__method_release(BodyValue *v);
+void bv__function_release(BodyValue *v);
+void bv__file_release(BodyValue *v);
+void bv__exc_release(BodyValue *v);
+/* The truthy slots of the core's kinds (value-ops.c, value-range.c). */
+bool bv__false(const BodyValue *v);
+bool bv__bool_truthy(const BodyValue *v);
+bool bv__int_truthy(const BodyValue *v);
+bool bv__float_truthy(const BodyValue *v);
+bool bv__str_truthy(const BodyValue *v);
+bool bv__seq_truthy(const BodyValue *v);
+bool bv__dict_truthy(const BodyValue *v); /* dicts and sets */
+bool bv__dictview_truthy(const BodyValue *v);
 /* The repr slots of the core's kinds (value-repr.c); containers and dict
  * views share one, iterators print as <map object at 0x...>. */
 #define BV__REPR_DECL(name)                                                                        \

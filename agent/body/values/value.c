@@ -185,72 +185,84 @@ static void unlink_live(BodyValue *v)
         v->live_prev = v->live_next = NULL;
 }
 
-/* Drop what v holds (references, arrays, the FILE) but not v itself. Each
- * field is cleared so that a second call does nothing. */
+/* ---- the release slots of the core's kinds ---- */
+
+void bv__seq_release(BodyValue *v)
+{
+        for (size_t i = 0; i < v->list.len; i++)
+                bv_unref(v->list.items[i]);
+        bv_mem_free(v->vm, v->list.items, v->list.cap * sizeof(BodyValue *));
+        v->list.items = NULL;
+        v->list.len = v->list.cap = 0;
+}
+
+void bv__slice_release(BodyValue *v)
+{
+        bv_unref(TAKE_PTR(v->slice.start));
+        bv_unref(TAKE_PTR(v->slice.stop));
+        bv_unref(TAKE_PTR(v->slice.step));
+}
+
+void bv__dictview_release(BodyValue *v)
+{
+        bv_unref(TAKE_PTR(v->dictview.dict));
+}
+
+void bv__range_release(BodyValue *v)
+{
+        for (size_t i = 0; i < 4; i++)
+                bv_unref(TAKE_PTR(v->range.z[i]));
+}
+
+void bv__iter_release(BodyValue *v)
+{
+        bv_unref(TAKE_PTR(v->iter.src));
+        bv_unref(TAKE_PTR(v->iter.fn));
+        if (v->iter.its) {
+                for (size_t i = 0; i < v->iter.n_its; i++)
+                        bv_unref(v->iter.its[i]);
+                bv_mem_free(v->vm, v->iter.its, v->iter.n_its * sizeof(BodyValue *));
+                v->iter.its = NULL;
+                v->iter.n_its = 0;
+        }
+}
+
+void bv__method_release(BodyValue *v)
+{
+        bv_unref(TAKE_PTR(v->method.self));
+}
+
+void bv__function_release(BodyValue *v)
+{
+        if (v->function.destroy && v->function.payload)
+                v->function.destroy(v->function.payload);
+        v->function.payload = NULL;
+}
+
+void bv__file_release(BodyValue *v)
+{
+        if (v->file.fp) {
+                fclose(v->file.fp);
+                v->vm->open_files--;
+        }
+        v->file.fp = NULL;
+}
+
+void bv__exc_release(BodyValue *v)
+{
+        bv_unref(TAKE_PTR(v->exc.args));
+        bv_unref(TAKE_PTR(v->exc.filename));
+        json_decref(v->exc.additional_info);
+        v->exc.additional_info = NULL;
+}
+
+/* Drop what v holds (references, arrays, the FILE) but not v itself. */
 static void release_contents(BodyValue *v)
 {
-        BodyVM *vm = v->vm;
+        const BvType *t = bv__type(v);
 
-        switch (v->kind) {
-        case BV_LIST:
-        case BV_TUPLE:
-                for (size_t i = 0; i < v->list.len; i++)
-                        bv_unref(v->list.items[i]);
-                bv_mem_free(vm, v->list.items, v->list.cap * sizeof(BodyValue *));
-                v->list.items = NULL;
-                v->list.len = v->list.cap = 0;
-                break;
-        case BV_DICT:
-        case BV_SET:
-                bv__dict_clear(v);
-                break;
-        case BV_SLICE:
-                bv_unref(TAKE_PTR(v->slice.start));
-                bv_unref(TAKE_PTR(v->slice.stop));
-                bv_unref(TAKE_PTR(v->slice.step));
-                break;
-        case BV_DICTVIEW:
-                bv_unref(TAKE_PTR(v->dictview.dict));
-                break;
-        case BV_RANGE:
-                for (size_t i = 0; i < 4; i++)
-                        bv_unref(TAKE_PTR(v->range.z[i]));
-                break;
-        case BV_ITER:
-                bv_unref(TAKE_PTR(v->iter.src));
-                bv_unref(TAKE_PTR(v->iter.fn));
-                if (v->iter.its) {
-                        for (size_t i = 0; i < v->iter.n_its; i++)
-                                bv_unref(v->iter.its[i]);
-                        bv_mem_free(vm, v->iter.its, v->iter.n_its * sizeof(BodyValue *));
-                        v->iter.its = NULL;
-                        v->iter.n_its = 0;
-                }
-                break;
-        case BV_METHOD:
-                bv_unref(TAKE_PTR(v->method.self));
-                break;
-        case BV_FUNCTION:
-                if (v->function.destroy && v->function.payload)
-                        v->function.destroy(v->function.payload);
-                v->function.payload = NULL;
-                break;
-        case BV_FILE:
-                if (v->file.fp) {
-                        fclose(v->file.fp);
-                        vm->open_files--;
-                }
-                v->file.fp = NULL;
-                break;
-        case BV_EXCEPTION:
-                bv_unref(TAKE_PTR(v->exc.args));
-                bv_unref(TAKE_PTR(v->exc.filename));
-                json_decref(v->exc.additional_info);
-                v->exc.additional_info = NULL;
-                break;
-        default:
-                break;
-        }
+        if (t->release)
+                t->release(v);
 }
 
 void bv_free_value(BodyValue *v)
