@@ -188,21 +188,26 @@ static const BvType iter_type = {.release = bv__iter_release,
                                  .next = bv__iter_next,
                                  .repr = bv__object_repr,
                                  .class_of = bv__iter_class};
-static const BvType builtin_type = {
-        .repr = bv__builtin_repr, .cls = &bv_class_builtin, .getattr = bv__builtin_getattr};
-static const BvType method_type = {.release = bv__method_release,
+static const BvType builtin_type = {.call = bv__builtin_call,
+                                    .repr = bv__builtin_repr,
+                                    .cls = &bv_class_builtin,
+                                    .getattr = bv__builtin_getattr};
+static const BvType method_type = {.call = bv__method_call,
+                                   .release = bv__method_release,
                                    .hash = bv__method_hash,
                                    .eq = bv__method_eq,
                                    .repr = bv__method_repr,
                                    .cls = &bv_class_builtin,
                                    .getattr = bv__method_getattr};
-static const BvType function_type = {.release = bv__function_release,
+static const BvType function_type = {.call = bv__function_call,
+                                     .release = bv__function_release,
                                      .repr = bv__function_repr,
                                      .cls = &bv_class_function,
                                      .getattr = bv__function_getattr};
 static const BvType module_type = {
         .repr = bv__module_repr, .cls = &bv_class_module, .getattr = bv__module_getattr};
-static const BvType script_type = {.repr = bv__script_repr,
+static const BvType script_type = {.call = bv__script_call,
+                                   .repr = bv__script_repr,
                                    .cls = &bv_class_script,
                                    .class_of = bv__script_class,
                                    .getattr = bv__script_getattr};
@@ -224,8 +229,10 @@ static const BvType exception_type = {.release = bv__exc_release,
                                       .repr = bv__exc_repr,
                                       .class_of = bv__exc_class_of,
                                       .getattr = bv__exc_getattr};
-static const BvType class_type = {
-        .repr = bv__class_repr, .cls = &bv_class_type, .getattr = bv__class_getattr};
+static const BvType class_type = {.call = bv__class_call,
+                                  .repr = bv__class_repr,
+                                  .cls = &bv_class_type,
+                                  .getattr = bv__class_getattr};
 
 const BvType *const bv__types[BV__KIND_MAX] = {
         [BV_NONE] = &none_type,

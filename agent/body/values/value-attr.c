@@ -324,45 +324,64 @@ BodyValue *bv__script_call(BodyVM *vm, BodyValue *script, BodyValue **args, size
         return ret;
 }
 
+/* ---- the call slots of the core's kinds ---- */
+
+BodyValue *bv__builtin_call(BodyVM *vm, BodyValue *callable, BodyValue **args, size_t n,
+                            BodyValue *kwargs)
+{
+        return callable->builtin->fn(vm, NULL, args, n, kwargs);
+}
+
+BodyValue *bv__method_call(BodyVM *vm, BodyValue *callable, BodyValue **args, size_t n,
+                           BodyValue *kwargs)
+{
+        BodyValue *self = callable->method.self;
+        const BvBuiltinDef *def = callable->method.def;
+
+        if (self->kind == BV_CLASS) {
+                /* An unbound method: str.strip(s). */
+                if (n == 0)
+                        return bv_raise(vm, BV_EXC_TYPE_ERROR,
+                                        "unbound method %s.%s() needs an argument", self->cls->name,
+                                        def->name);
+                if (!bv_class_is_subclass(bv_type_of(args[0])->cls, self->cls))
+                        return bv_raise(vm, BV_EXC_TYPE_ERROR,
+                                        "descriptor '%s' for '%s' objects doesn't apply "
+                                        "to a '%s' object",
+                                        def->name, self->cls->name, bv_type_name(args[0]));
+                return def->fn(vm, args[0], args + 1, n - 1, kwargs);
+        }
+        return def->fn(vm, self, args, n, kwargs);
+}
+
+/* A type object: what its class's call does (str(x), ValueError('m')). */
+BodyValue *bv__class_call(BodyVM *vm, BodyValue *callable, BodyValue **args, size_t n,
+                          BodyValue *kwargs)
+{
+        if (!callable->cls->call)
+                return bv_raise(vm, BV_EXC_TYPE_ERROR, "cannot create '%s' instances",
+                                callable->cls->name);
+        return callable->cls->call(vm, callable, args, n, kwargs);
+}
+
+/* A def or lambda: the evaluator's hook. */
+BodyValue *bv__function_call(BodyVM *vm, BodyValue *callable, BodyValue **args, size_t n,
+                             BodyValue *kwargs)
+{
+        if (!vm->call)
+                return bv_raise(vm, BV_EXC_RUNTIME_ERROR,
+                                "functions cannot be called: no evaluator");
+        return vm->call(vm, callable, args, n, kwargs);
+}
+
 BodyValue *bv_call(BodyVM *vm, BodyValue *callable, BodyValue **args, size_t n, BodyValue *kwargs)
 {
+        const BvType *t = bv__type(callable);
+
         if (kwargs && kwargs->dict.len == 0)
                 kwargs = NULL;
-        switch (callable->kind) {
-        case BV_BUILTIN:
-                return callable->builtin->fn(vm, NULL, args, n, kwargs);
-        case BV_METHOD: {
-                BodyValue *self = callable->method.self;
-                const BvBuiltinDef *def = callable->method.def;
-                if (self->kind == BV_CLASS) {
-                        /* An unbound method: str.strip(s). */
-                        if (n == 0)
-                                return bv_raise(vm, BV_EXC_TYPE_ERROR,
-                                                "unbound method %s.%s() needs an argument",
-                                                self->cls->name, def->name);
-                        if (!bv_class_is_subclass(bv_type_of(args[0])->cls, self->cls))
-                                return bv_raise(vm, BV_EXC_TYPE_ERROR,
-                                                "descriptor '%s' for '%s' objects doesn't apply "
-                                                "to a '%s' object",
-                                                def->name, self->cls->name, bv_type_name(args[0]));
-                        return def->fn(vm, args[0], args + 1, n - 1, kwargs);
-                }
-                return def->fn(vm, self, args, n, kwargs);
-        }
-        case BV_CLASS:
-                if (!callable->cls->call)
-                        return bv_raise(vm, BV_EXC_TYPE_ERROR, "cannot create '%s' instances",
-                                        callable->cls->name);
-                return callable->cls->call(vm, callable, args, n, kwargs);
-        case BV_FUNCTION:
-                if (!vm->call)
-                        return bv_raise(vm, BV_EXC_RUNTIME_ERROR,
-                                        "functions cannot be called: no evaluator");
-                return vm->call(vm, callable, args, n, kwargs);
-        case BV_SCRIPT:
-                return bv__script_call(vm, callable, args, n, kwargs);
-        default:
+        if (!t->call)
                 return bv_raise(vm, BV_EXC_TYPE_ERROR, "'%s' object is not callable",
                                 bv_type_name(callable));
-        }
+        return t->call(vm, callable, args, n, kwargs);
 }

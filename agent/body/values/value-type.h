@@ -56,6 +56,9 @@ typedef struct BvType {
         BodyValue *(*getitem)(BodyVM *vm, BodyValue *v, BodyValue *key);
         int (*setitem)(BodyVM *vm, BodyValue *v, BodyValue *key, BodyValue *value);
         int (*delitem)(BodyVM *vm, BodyValue *v, BodyValue *key);
+        /* callable(*args, **kwargs), kwargs NULL when empty: bv_call()'s
+         * rules. NULL: "'int' object is not callable". */
+        BvBuiltinFn call;
         /* The methods, tables ending in {NULL, NULL}; the list ends in
          * NULL. Found first by obj.name, bound to obj. */
         const BvBuiltinDef *const *methods;
@@ -207,6 +210,16 @@ int bv__list_setitem(BodyVM *vm, BodyValue *v, BodyValue *key, BodyValue *value)
 int bv__dict_setitem(BodyVM *vm, BodyValue *v, BodyValue *key, BodyValue *value);
 int bv__list_delitem(BodyVM *vm, BodyValue *v, BodyValue *key);
 int bv__dict_delitem(BodyVM *vm, BodyValue *v, BodyValue *key);
+/* The call slots of the core's kinds (value-attr.c); scripts call through
+ * bv__script_call(). */
+BodyValue *bv__builtin_call(BodyVM *vm, BodyValue *callable, BodyValue **args, size_t n,
+                            BodyValue *kwargs);
+BodyValue *bv__method_call(BodyVM *vm, BodyValue *callable, BodyValue **args, size_t n,
+                           BodyValue *kwargs);
+BodyValue *bv__class_call(BodyVM *vm, BodyValue *callable, BodyValue **args, size_t n,
+                          BodyValue *kwargs);
+BodyValue *bv__function_call(BodyVM *vm, BodyValue *callable, BodyValue **args, size_t n,
+                             BodyValue *kwargs);
 /* The binop slots of the core's kinds (value-binop.c): str, list and tuple
  * (+ and *), sets (| & - ^) and dicts (|). */
 BodyValue *bv__seq_binop(BodyVM *vm, BvBinOp op, BodyValue *a, BodyValue *b);
