@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "body/value.h"
+#include "body/library/library.h"
 #include "util/macro.h"
 
 typedef struct ReprCase {

@@ -22,8 +22,8 @@
 #include <unistd.h>
 
 #include "body/body.h"
-#include "body/lexer.h"
-#include "body/parser.h"
+#include "body/syntax/lexer.h"
+#include "body/syntax/parser.h"
 #include "test-lib.h"
 #include "util/macro.h"
 #include "util/pyjson.h"

@@ -7,8 +7,9 @@
 #include <string.h>
 
 #include "body/body.h"
-#include "body/eval.h"
-#include "body/parser.h"
+#include "body/eval/eval.h"
+#include "body/library/library.h"
+#include "body/syntax/parser.h"
 
 /* Each unit of max_depth is one nested evaluation in C; beyond this the C
  * stack of a 8 MiB thread is no longer safe, whatever the configuration
@@ -47,6 +48,12 @@ static int compile_error(const AstError *err, int body_lines, BodyOutcome *o)
         return 0;
 }
 
+static const EvalLibrary library = {
+        .builtin = bv_builtin_lookup,
+        .import = bv_import,
+        .format = bv_format,
+};
+
 static int run(const AstModule *mod, const json_t *parameters, const char *const *scripts,
                size_t n_scripts, const BodyHost *host, const BodyLimits *limits, BodyOutcome *o)
 {
@@ -60,7 +67,7 @@ static int run(const AstModule *mod, const json_t *parameters, const char *const
         Eval ev;
         BodyValue *result = NULL;
         json_t *value = NULL;
-        if (eval_init(&ev, &vm, mod, parameters) == 0)
+        if (eval_init(&ev, &vm, &library, mod, parameters) == 0)
                 result = eval_program(&ev);
         if (result && bv_to_json(&vm, result, &value) == 0) {
                 o->error_code = 0;
