@@ -81,6 +81,7 @@ typedef struct Daemon {
         uint64_t publish_seq;
 
         unsigned work_in_flight;    /* uv_work_t items not yet completed */
+        unsigned drops_in_flight;   /* of them WORK_DROP: no plan starts meanwhile */
         struct DaemonWork *stalled; /* work waiting for the retry timer (disk errors) */
         /* The last delivery stored by this process, as journal_load_plan()
          * would read it back from entry held_ts, kept for the checks so
