@@ -58,9 +58,9 @@ same "each plan answered once" "$(printf 'slow-1\t0\nslow-2\t0\nslow-3\t0')" \
 # The pings since the start, one every 0.5 s.
 gap=$(awk 'NR > 1 { g = $1 - prev; if (g > max) max = g } { prev = $1 } END { print max + 0 }' \
     "$T/pings")
-n=$(wc -l <"$T/pings")
-diag "$n watchdog pings, the longest gap $gap ms"
-check "the watchdog kept being pinged" test "$n" -ge $(((t1 - t0) / 1000))
+pings=$(wc -l <"$T/pings")
+diag "$pings watchdog pings, the longest gap $gap ms"
+check "the watchdog kept being pinged" test "$pings" -ge $(((t1 - t0) / 1000))
 check "no gap between pings of 1.2 s or more (was $gap ms)" test "$gap" -lt 1200
 same "no connection lost" 0 "$(count_lines "$T/a/log" "connection lost|cannot connect")"
 same "one connection all along" 1 "$(count_lines "$T/a/log" "INFO muranoagent consuming '")"
