@@ -42,7 +42,10 @@
  * later call updates that index with what it did. journal_list() and
  * journal_next() therefore touch no disk at all, and
  * journal_done_lookup() lists nothing and reads only a matching result
- * (and, once each, the results it has not seen yet).
+ * (and, once each, the results of an earlier start it has not seen yet).
+ * The journal also keeps what it is asked to read back: the plan just
+ * stored (journal_load_plan()) and the results it stored, with their
+ * SourceID and ReplyTo (journal_get_result()); docs/journal.md, "Memory".
  *
  * Threads: a Journal may be shared by threads. The calls that touch the
  * files run one at a time (an internal lock, held across their fsyncs).
