@@ -238,6 +238,10 @@ START_TEST(test_kept_result)
         ck_assert_int_eq(json_integer_value(r->source_id), 7);
         ck_assert_ptr_null(r->reply_to);
         r = journal_result_free(r);
+        /* Text that is no document is not kept: it reads as corrupt. */
+        ck_assert_int_eq(journal_put_result(j, ts2, "[1]", 3, NULL), 0);
+        ck_assert_int_eq(journal_get_result(j, ts2, &r), JOURNAL_CORRUPT);
+        r = journal_result_free(r);
 
         /* After a restart: from result.json. */
         put_file(rel, text);

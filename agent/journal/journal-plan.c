@@ -622,9 +622,10 @@ int journal_put_result(Journal *j, const char *ts, const char *text, size_t len,
         if (e) {
                 JournalResult *kept = NULL;
 
-                /* Kept without its ids when the text is no document:
-                 * publishing drops it. */
-                (void)result_new(text, len, ids, &kept);
+                /* Not kept when the text is no document: reading it
+                 * back says so (JOURNAL_CORRUPT). */
+                if (result_new(text, len, ids, &kept) != 0)
+                        kept = journal_result_free(kept);
                 pthread_mutex_lock(&j->lock);
                 e->result = true;
                 journal_index_keep(j, e, kept);
@@ -659,7 +660,8 @@ static int answer_put(Journal *j, const char *text, size_t len, char ts[JOURNAL_
                 r = journal_sync(j, j->plans_fd);
         if (r < 0)
                 goto fail;
-        (void)result_new(text, len, NULL, &kept);
+        if (result_new(text, len, NULL, &kept) != 0)
+                kept = journal_result_free(kept);
         pthread_mutex_lock(&j->lock);
         e = journal_index_add(j, ts);
         if (e) {
