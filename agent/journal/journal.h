@@ -233,6 +233,14 @@ const JournalOpenReport *journal_open_report(const Journal *j);
 int journal_put_plan(Journal *j, const void *body, size_t body_len, const void *sig, size_t sig_len,
                      const char *msg_id, const char *reply_to, char ret_ts[JOURNAL_TS_MAX]);
 
+/* journal_put_plan() of *body, a malloc'ed buffer with a byte after
+ * body_len that may be overwritten by a NUL: when the journal keeps the plan
+ * for reading back, it keeps this buffer rather than a copy, and *body is
+ * NULL then (else the caller's still). */
+int journal_put_plan_owned(Journal *j, char **body, size_t body_len, const void *sig,
+                           size_t sig_len, const char *msg_id, const char *reply_to,
+                           char ret_ts[JOURNAL_TS_MAX]);
+
 /* All entries in the reference's (string) order of their names, with
  * their state. From memory: never waits for the disk. Returns 0, -EAGAIN
  * when the index must be rebuilt from the disk (after memory ran out) while
