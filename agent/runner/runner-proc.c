@@ -38,23 +38,58 @@ static void set_failure(ProcResult *res, int kind, const char *fmt, ...)
         res->failure_kind = kind;
 }
 
-/* Say what the cgroup's limits did to the run, once: before the cgroup is
- * removed, which happens either at the tree kill or after the exit. */
-static void log_run_events(RunnerJob *job)
+/* What the cgroup's limits did to the run, as one sentence ("3 fork(s)
+ * refused at pids_max=4096"), or NULL when they did nothing (or on
+ * -ENOMEM). */
+static char *describe_events(const RunnerJob *job, const CgroupEvents *ev)
 {
-        const struct ConfigSandbox *sb = &job->runner->cfg->sandbox;
-        CgroupEvents ev = {0};
+        uint64_t memory_max;
+        unsigned pids_max;
+        char *text = NULL;
 
-        if (!job->cg_run || job->cg_events_logged || cgroup_run_events(job->cg_run, &ev) != 0)
-                return;
+        if (ev->oom_kills == 0 && ev->pids_max == 0)
+                return NULL;
+        cgroup_limits(job->runner->cgroup, &memory_max, &pids_max);
+        if (ev->oom_kills > 0 && ev->pids_max > 0) {
+                if (asprintf(&text,
+                             "%llu process(es) killed at memory_max=%llu; %llu fork(s) refused at "
+                             "pids_max=%u",
+                             (unsigned long long)ev->oom_kills, (unsigned long long)memory_max,
+                             (unsigned long long)ev->pids_max, pids_max) < 0)
+                        text = NULL;
+        } else if (ev->oom_kills > 0) {
+                if (asprintf(&text, "%llu process(es) killed at memory_max=%llu",
+                             (unsigned long long)ev->oom_kills, (unsigned long long)memory_max) < 0)
+                        text = NULL;
+        } else if (asprintf(&text, "%llu fork(s) refused at pids_max=%u",
+                            (unsigned long long)ev->pids_max, pids_max) < 0) {
+                text = NULL;
+        }
+        return text;
+}
+
+/* Kill what is left in the run's cgroup and remove it (again: a call after
+ * the tree kill finds nothing to do), then say what its limits did, once.
+ * The counts are read when the cgroup has emptied (cgroup_run_events()
+ * after cgroup_run_kill_and_remove()), so that a fork bomb whose shell
+ * exited at once is counted whole. *ret gets the sentence of
+ * describe_events(), owned, or NULL. */
+static int kill_run_cgroup(RunnerJob *job, char **ret)
+{
+        CgroupEvents ev = {0};
+        int r;
+
+        *ret = NULL;
+        if (!job->cg_run)
+                return 0;
+        r = cgroup_run_kill_and_remove(job->cg_run, CGROUP_REMOVE_MS);
+        if (cgroup_run_events(job->cg_run, &ev) != 0)
+                return r;
+        *ret = describe_events(job, &ev);
+        if (*ret && !job->cg_events_logged)
+                log_warning(job->id, "%s: %s", job->req->what, *ret);
         job->cg_events_logged = true;
-        if (ev.oom_kills > 0)
-                log_warning(job->id, "%s: %llu process(es) killed at memory_max=%llu",
-                            job->req->what, (unsigned long long)ev.oom_kills,
-                            (unsigned long long)sb->memory_max);
-        if (ev.pids_max > 0)
-                log_warning(job->id, "%s: %llu fork(s) refused at pids_max=%u", job->req->what,
-                            (unsigned long long)ev.pids_max, sb->pids_max);
+        return r;
 }
 
 /* The cgroup kills whatever left the process group (a daemonised
@@ -62,10 +97,11 @@ static void log_run_events(RunnerJob *job)
 static void runner_kill_tree(void *userdata, int sig)
 {
         RunnerJob *job = userdata;
+        char *events = NULL;
 
         if (sig == SIGKILL && job->cg_run) {
-                log_run_events(job);
-                cgroup_run_kill_and_remove(job->cg_run, CGROUP_REMOVE_MS);
+                (void)kill_run_cgroup(job, &events);
+                free(events);
         }
 }
 
@@ -86,18 +122,25 @@ static char *read_status_line(int fd)
         return strdup(buf);
 }
 
-static void release_run(RunnerJob *job)
+/* *ret_events (may be NULL): what the cgroup's limits did, as
+ * kill_run_cgroup() says it. */
+static void release_run(RunnerJob *job, char **ret_events)
 {
+        char *events = NULL;
+
         if (job->status_fd >= 0) {
                 close(job->status_fd);
                 job->status_fd = -1;
         }
         if (job->cg_run) {
-                log_run_events(job);
-                if (cgroup_run_kill_and_remove(job->cg_run, CGROUP_REMOVE_MS) != 0)
+                if (kill_run_cgroup(job, &events) != 0)
                         log_warning(job->id, "%s: its cgroup could not be removed", job->req->what);
                 job->cg_run = cgroup_run_free(job->cg_run);
         }
+        if (ret_events)
+                *ret_events = events;
+        else
+                free(events);
 }
 
 static void take_output(ChildOutput *o, char **ret, size_t *ret_len)
@@ -113,6 +156,7 @@ static void runner_on_child_done(Child *c, ChildResult *cr, void *userdata)
         Runner *r = job->runner;
         ProcResult *res = job->res;
         _cleanup_free_ char *status = read_status_line(job->status_fd);
+        _cleanup_free_ char *events = NULL;
         int cancel = atomic_load(&job->cancel);
         pid_t group = child_get_pid(c);
 
@@ -156,9 +200,14 @@ static void runner_on_child_done(Child *c, ChildResult *cr, void *userdata)
         if (cr->error < 0)
                 log_warning(job->id, "%s: output could not be kept whole: %s", job->req->what,
                             strerror(-cr->error));
+        release_run(job, &events);
+        /* A limit that stopped part of the run is why it went wrong, more
+         * than the exit code it left (a fork bomb's shell exits 0). */
+        if (events && !res->failure)
+                set_failure(res, PROC_FAIL_LIMIT, "%s reached a limit of its sandbox: %s",
+                            job->req->what, events);
         log_info(job->id, "%s finished: exit code %d%s%s", job->req->what, res->exit_code,
                  res->failure ? ", " : "", res->failure ? res->failure : "");
-        release_run(job);
         runner_request_finish(job, 0);
 }
 
@@ -378,7 +427,7 @@ void runner_proc_start(RunnerJob *job)
                 runner_request_finish(job, 0);
         } else if (runner_proc_spawn(job) < 0) {
                 log_error(job->id, "%s", job->res->failure);
-                release_run(job);
+                release_run(job, NULL);
                 runner_request_finish(job, 0);
         }
 }
