@@ -244,6 +244,34 @@ else
     same "after the hog, the next plan runs" "0 hello, world" "$(res ErrorCode) $(res Body)"
 fi
 
+# --- Nothing a plan started outlives it: a process that moved itself out of
+# the run's cgroup (into cgroups this test makes, one per hierarchy), one in a
+# session of its own after a double fork, one in a pid namespace of its own.
+fresh_pids
+for h in /sys/fs/cgroup /sys/fs/cgroup/unified /sys/fs/cgroup/pids /sys/fs/cgroup/memory; do
+    [ -f "$h/cgroup.procs" ] && mkdir "$h/e2e-escape-$$" && echo "$h/e2e-escape-$$"
+done >"$work/pids/escape-cgroups"
+conf ""
+run "$(plan outlive)"
+same "outlive: the script ran (ErrorCode 0)" 0 "$(res ErrorCode)"
+same "outlive: one process had left the run's cgroup for the test's" \
+    "$(wc -l <"$work/pids/escape-cgroups")" "$(res Body)"
+for f in moved session pidns; do
+    check "outlive: the $f process is gone" all_dead "$work/pids/$f.pid"
+    # Only on a failure is there anything to kill.
+    p=$(cat "$work/pids/$f.pid" 2>/dev/null) && ! dead "$p" && kill -KILL "$p"
+done
+check "outlive: the log says what was killed outside the cgroup" grep -qE \
+    "\\[plan e2e-$$-outlive\\] script outlive: [1-9][0-9]* process\\(es\\) of the run outside its cgroup killed \\(audit session [0-9]+\\)" \
+    "$work/err"
+# A process killed just now may hold its cgroup for a moment.
+while read -r d; do
+    for ((i = 0; i < 100; i++)); do rmdir "$d" 2>/dev/null && break; sleep 0.05; done
+done <"$work/pids/escape-cgroups"
+check "outlive: no process left" no_leftovers
+run "$data/../../../plans/examples/hello.json"
+same "outlive: the next plan runs" "0 hello, world" "$(res ErrorCode) $(res Body)"
+
 # --- The mount namespace: nothing written outside the script's directories. ---
 conf "[sandbox]\nmount_namespace = true"
 if ! unshare -m true 2>/dev/null; then

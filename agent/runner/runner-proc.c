@@ -92,17 +92,40 @@ static int kill_run_cgroup(RunnerJob *job, char **ret)
         return r;
 }
 
+/* Kill what still carries the run's audit session: a process that left
+ * its cgroup (root may write another cgroup.procs) or ran without one. */
+static void kill_run_session(RunnerJob *job)
+{
+        int n;
+
+        if (job->session == CHILD_SESSION_NONE)
+                return;
+        n = child_session_kill(job->runner->proc_fd, job->session);
+        if (n > 0)
+                log_warning(job->id,
+                            "%s: %d process(es) of the run outside its cgroup killed "
+                            "(audit session %u)",
+                            job->req->what, n, (unsigned)job->session);
+        else if (n < 0)
+                log_warning(job->id, "%s: cannot look for the run's processes: %s", job->req->what,
+                            strerror(-n));
+}
+
 /* The cgroup kills whatever left the process group (a daemonised
- * grandchild). It has no SIGTERM of its own, so it joins in at SIGKILL. */
+ * grandchild), the audit session what left the cgroup. Neither has a
+ * SIGTERM of its own, so they join in at SIGKILL. */
 static void runner_kill_tree(void *userdata, int sig)
 {
         RunnerJob *job = userdata;
         char *events = NULL;
 
-        if (sig == SIGKILL && job->cg_run) {
+        if (sig != SIGKILL)
+                return;
+        if (job->cg_run) {
                 (void)kill_run_cgroup(job, &events);
                 free(events);
         }
+        kill_run_session(job);
 }
 
 /* The helper's status line, if it wrote one: the sandbox could not be
@@ -137,6 +160,8 @@ static void release_run(RunnerJob *job, char **ret_events)
                         log_warning(job->id, "%s: its cgroup could not be removed", job->req->what);
                 job->cg_run = cgroup_run_free(job->cg_run);
         }
+        kill_run_session(job);
+        job->session = CHILD_SESSION_NONE;
         if (ret_events)
                 *ret_events = events;
         else
@@ -291,6 +316,24 @@ static int arm_direct(const struct ConfigSandbox *sb, const ProcRequest *req,
         return rc < 0 ? rc : rc == 0;
 }
 
+/* The session the child took, or CHILD_SESSION_NONE when it kept the
+ * agent's (no audit in the kernel, a loginuid it may not change, no
+ * clone3): said once, as the method is the process's. */
+static uint32_t run_session(const RunnerJob *job)
+{
+        static bool none_logged;
+        uint32_t s = child_session_of(job->runner->proc_fd, child_get_pid(job->child));
+
+        if (s != CHILD_SESSION_NONE && s != job->runner->own_session)
+                return s;
+        if (!none_logged)
+                log_info(job->id, "scripts cannot be given an audit session of their own; a "
+                                  "process that leaves its run's cgroup is not found after the "
+                                  "run");
+        none_logged = true;
+        return CHILD_SESSION_NONE;
+}
+
 /* Build the command of run and spawn it, with the sandbox's steps as the
  * child's hooks when no helper is needed. Returns child_spawn()'s answer
  * (-EOPNOTSUPP: the kernel refused what the spec needs), or the builder's
@@ -330,6 +373,8 @@ static int spawn_built(RunnerJob *job, const SandboxRun *run, int cgroup_fd, int
         spec.kill_tree = runner_kill_tree;
         spec.kill_userdata = job;
         spec.cgroup_fd = cgroup_fd;
+        spec.audit_proc_fd = sb->enabled ? r->proc_fd : -1;
+        spec.audit_uid = getuid();
         if (direct) {
                 /* Read by the child only, and only until child_spawn()
                  * returns: the program runs by then, or never will. */
@@ -337,7 +382,10 @@ static int spawn_built(RunnerJob *job, const SandboxRun *run, int cgroup_fd, int
                 spec.exec_failed = sb->enabled ? sandbox_direct_exec_failed : NULL;
                 spec.exec_data = direct;
         }
-        return child_spawn(r->loop, &spec, runner_on_child_done, job, &job->child);
+        rc = child_spawn(r->loop, &spec, runner_on_child_done, job, &job->child);
+        if (rc == 0 && spec.audit_proc_fd >= 0)
+                job->session = run_session(job);
+        return rc;
 }
 
 /* Build the command through the sandbox builder and spawn it. Returns 0
@@ -357,6 +405,7 @@ static int runner_proc_spawn(RunnerJob *job)
         int rc;
 
         job->cg_events_logged = false;
+        job->session = CHILD_SESSION_NONE;
         if (r->cgroup && cgroup_version(r->cgroup) != CGROUP_VERSION_NONE) {
                 rc = cgroup_run_new(r->cgroup, job->id, &job->cg_run);
                 if (rc < 0) {

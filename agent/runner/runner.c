@@ -460,6 +460,8 @@ int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner *
         rc = runner_setup_proc(r, ret_warning);
         if (rc != 0)
                 goto fail;
+        r->own_session =
+                r->proc_fd >= 0 ? child_session_of(r->proc_fd, getpid()) : CHILD_SESSION_NONE;
 
         uv_mutex_init(&r->lock);
         uv_cond_init(&r->cond);
