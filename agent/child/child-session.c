@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "util/macro.h"
+#include "util/strbuf.h"
 
 /* A process that keeps forking is caught on a later pass: its children
  * carry the session too, and a SIGKILLed process forks no more. */
@@ -63,39 +64,20 @@ static bool is_zombie(int proc_fd, pid_t pid)
         return !state || state[1] != ' ' || state[2] == 'Z' || state[2] == 'X';
 }
 
-/* The pids signalled so far: a process dies a moment after its SIGKILL,
- * and is neither signalled nor counted twice. */
-typedef struct Killed {
-        pid_t *pids;
-        size_t n, cap;
-} Killed;
-
-static bool killed_has(const Killed *k, pid_t pid)
+/* The pids signalled so far, as the bytes of a pid_t array: a process
+ * dies a moment after its SIGKILL, and is neither signalled nor counted
+ * twice. */
+static bool killed_has(const StrBuf *k, pid_t pid)
 {
-        for (size_t i = 0; i < k->n; i++)
-                if (k->pids[i] == pid)
+        for (size_t i = 0; i + sizeof(pid) <= k->len; i += sizeof(pid))
+                if (memcmp(k->data + i, &pid, sizeof(pid)) == 0)
                         return true;
         return false;
 }
 
-static int killed_add(Killed *k, pid_t pid)
-{
-        if (k->n == k->cap) {
-                size_t cap = k->cap ? k->cap * 2 : 16;
-                pid_t *p = realloc(k->pids, cap * sizeof(*p));
-
-                if (!p)
-                        return -ENOMEM;
-                k->pids = p;
-                k->cap = cap;
-        }
-        k->pids[k->n++] = pid;
-        return 0;
-}
-
 /* One pass over /proc: SIGKILL what carries session and was not signalled
  * before. *ret_found: how many were. */
-static int kill_pass(int proc_fd, uint32_t session, Killed *k, unsigned *ret_found)
+static int kill_pass(int proc_fd, uint32_t session, StrBuf *k, unsigned *ret_found)
 {
         _cleanup_close_ int dir_fd = openat(proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         pid_t self = getpid();
@@ -126,7 +108,7 @@ static int kill_pass(int proc_fd, uint32_t session, Killed *k, unsigned *ret_fou
                  * exited, which the kernel refuses to signal. */
                 if (child_session_of(dirfd(d), (pid_t)pid) == session &&
                     pidfd_send_signal(pidfd, SIGKILL, NULL, 0) == 0) {
-                        r = killed_add(k, (pid_t)pid);
+                        r = strbuf_append(k, (const char *)&(pid_t){(pid_t)pid}, sizeof(pid_t));
                         (*ret_found)++;
                 }
                 close(pidfd);
@@ -137,7 +119,7 @@ static int kill_pass(int proc_fd, uint32_t session, Killed *k, unsigned *ret_fou
 
 int child_session_kill(int proc_fd, uint32_t session)
 {
-        Killed k = {NULL, 0, 0};
+        _cleanup_strbuf_ StrBuf k = STRBUF_INIT;
         unsigned found;
         int r = 0;
 
@@ -148,6 +130,5 @@ int child_session_kill(int proc_fd, uint32_t session)
                 if (r < 0 || found == 0)
                         break;
         }
-        free(k.pids);
-        return r < 0 ? r : (int)k.n;
+        return r < 0 ? r : (int)(k.len / sizeof(pid_t));
 }

@@ -26,16 +26,6 @@ script_plan "$T/older.json" older "$script" 4000
 script_plan "$T/next.json" next "$script" 6000
 script_plan "$T/fresh.json" fresh "$script" "$now"
 
-# answer NAME FILE...: publish each file, drain one result per file into
-# $T/NAME.
-answer() {
-    local name=$1
-    shift
-    mkdir -p "$T/$name"
-    amqp publish "$q" "$@" >/dev/null
-    amqp drain --count $# --idle 20000 --out "$T/$name" "$rq"
-}
-
 same "three stamped plans, the second older: three answers" 3 \
     "$(answer r1 "$T/first.json" "$T/older.json" "$T/next.json")"
 same "the older one refused with ErrorCode 105, the others run" \
