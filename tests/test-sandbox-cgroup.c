@@ -261,7 +261,7 @@ END_TEST
  * limit that was asked for is never left out. */
 START_TEST(test_optional_limits)
 {
-        _cleanup_(cgroup_freep) Cgroup *a = NULL, *b = NULL, *c = NULL;
+        _cleanup_(cgroup_freep) Cgroup *a = NULL, *b = NULL, *c = NULL, *d = NULL;
         _cleanup_free_ char *reason = NULL, *line = NULL;
         CgroupOptions o = fake_options(CONFIG_CGROUP_AUTO, 5 << 20, 4096);
         char want[PATH_MAX * 2];
@@ -302,6 +302,20 @@ START_TEST(test_optional_limits)
         ck_assert_str_eq(line, want);
         free(reason);
         reason = NULL;
+
+        /* v1 pids without v1 memory: pids_max holds, memory_max is left
+         * out. */
+        put("proc-self-cgroup", "8:pids:/\n0::/\n");
+        ck_assert_int_eq(cgroup_setup(&o, &d, &reason), 0);
+        ck_assert_int_eq(cgroup_version(d), CGROUP_VERSION_1);
+        cgroup_limits(d, &memory_max, &pids_max);
+        ck_assert_uint_eq(memory_max, 0);
+        ck_assert_uint_eq(pids_max, 4096);
+        ck_assert_ptr_nonnull(strstr(reason, "memory_max is not applied, as no cgroup offers its "
+                                             "controller with the others: "));
+        free(reason);
+        reason = NULL;
+        put("proc-self-cgroup", "8:pids:/gone\n0::/\n");
 
         /* pids_max asked for: there is no cgroup for it, and the reason
          * says what stands in the way of it, not of the default. */

@@ -422,33 +422,34 @@ int cgroup_setup(const CgroupOptions *o, Cgroup **ret, char **ret_reason)
         if (proc && (r = probe(cg, &opts, sysfs, proc, &reason2, &reason1)) < 0)
                 return r;
         optional = needed_controllers(cg) & cg->optional;
-        if (proc && cg->version == CGROUP_VERSION_NONE && optional) {
+        /* Defaults are not worth losing the cgroup for: it is also what
+         * kills a run's whole tree. Leave out as few as will do: memory,
+         * else pids, else both. */
+        for (unsigned i = 0; proc && cg->version == CGROUP_VERSION_NONE && i < 3; i++) {
+                static const unsigned drops[] = {CGROUP_CTL_MEMORY, CGROUP_CTL_PIDS,
+                                                 CGROUP_CTL_MEMORY | CGROUP_CTL_PIDS};
                 _cleanup_free_ char *again2 = NULL, *again1 = NULL;
                 uint64_t memory_max = cg->memory_max;
-                unsigned pids_max = cg->pids_max;
+                unsigned pids_max = cg->pids_max, drop = drops[i];
 
-                /* Defaults are not worth losing the cgroup for: it is also
-                 * what kills a run's whole tree. */
-                if (optional & CGROUP_CTL_MEMORY)
+                if ((drop & optional) != drop)
+                        continue;
+                if (drop & CGROUP_CTL_MEMORY)
                         cg->memory_max = 0;
-                if (optional & CGROUP_CTL_PIDS)
+                if (drop & CGROUP_CTL_PIDS)
                         cg->pids_max = 0;
                 if ((r = probe(cg, &opts, sysfs, proc, &again2, &again1)) < 0)
                         return r;
                 if (cg->version != CGROUP_VERSION_NONE) {
-                        bool both = optional == (CGROUP_CTL_MEMORY | CGROUP_CTL_PIDS);
-
                         free(reason);
-                        r = reasons_join(both ? "memory_max and pids_max are "
-                                                "not applied, as no cgroup "
-                                                "offers their controllers: "
-                                         : optional & CGROUP_CTL_MEMORY
-                                                 ? "memory_max is not applied, "
-                                                   "as no cgroup offers its "
-                                                   "controller: "
-                                                 : "pids_max is not applied, "
-                                                   "as no cgroup offers its "
-                                                   "controller: ",
+                        r = reasons_join(drop == (CGROUP_CTL_MEMORY | CGROUP_CTL_PIDS)
+                                                 ? "memory_max and pids_max are not applied, as "
+                                                   "no cgroup offers their controllers: "
+                                         : drop == CGROUP_CTL_MEMORY
+                                                 ? "memory_max is not applied, as no cgroup "
+                                                   "offers its controller with the others: "
+                                                 : "pids_max is not applied, as no cgroup offers "
+                                                   "its controller with the others: ",
                                          reason2, reason1, &reason);
                         if (r < 0)
                                 return r;
@@ -457,7 +458,7 @@ int cgroup_setup(const CgroupOptions *o, Cgroup **ret, char **ret_reason)
                         *ret = TAKE_PTR(cg);
                         return 0;
                 }
-                /* What stands in the way of the limits that were asked for. */
+                /* What stands in the way of the limits that remain. */
                 cg->memory_max = memory_max;
                 cg->pids_max = pids_max;
                 free(reason2);
