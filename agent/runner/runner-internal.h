@@ -8,10 +8,10 @@
 #include <uv.h>
 
 #include "child/child.h"
+#include "child/child-session.h"
 #include "config/config.h"
 #include "proc/proc.h"
 #include "runner/runner.h"
-#include "child/child-session.h"
 #include "sandbox/cgroup.h"
 
 enum {
@@ -60,25 +60,27 @@ typedef struct RunnerJob {
         Child *child;
         CgroupRun *cg_run;
         bool cg_events_logged; /* kill_run_cgroup() has spoken for this run */
-        uint32_t session;      /* the run's audit session, CHILD_SESSION_NONE = none */
         int status_fd;         /* read end of the sandbox helper's status pipe, -1 if none */
+        /* The run's audit session, CHILD_SESSION_NONE for none. */
+        uint32_t session;
 } RunnerJob;
 
 struct Runner {
         uv_loop_t *loop;
-        const Config *cfg;    /* borrowed */
-        char *storage;        /* owned */
-        char *helper;         /* owned: muranoagent-sandbox, NULL when the sandbox is off */
-        char *home;           /* owned: HOME for scripts */
-        char *fetcher;        /* owned: muranoagent-fetch, NULL when not found */
-        int proc_fd;          /* owned: O_PATH of /proc, opened at start; -1 = none (no
-                               * /proc then, or the sandbox is off) */
-        uint32_t own_session; /* the agent's audit session, which no run may take for its own */
-        bool set_owner;       /* scripts run as someone else: the owner of their files */
-        uid_t owner_uid;      /* [sandbox] user, looked up */
-        gid_t owner_gid;      /* [sandbox] group, looked up */
-        Cgroup *cgroup;       /* owned, NULL when cgroups are off */
-        uv_async_t wake;      /* the plan thread wakes the loop with it */
+        const Config *cfg; /* borrowed */
+        char *storage;     /* owned */
+        char *helper;      /* owned: muranoagent-sandbox, NULL when the sandbox is off */
+        char *home;        /* owned: HOME for scripts */
+        char *fetcher;     /* owned: muranoagent-fetch, NULL when not found */
+        int proc_fd;       /* owned: O_PATH of /proc, opened at start; -1 = none (no
+                            * /proc then, or the sandbox is off) */
+        bool set_owner;    /* scripts run as someone else: the owner of their files */
+        uid_t owner_uid;   /* [sandbox] user, looked up */
+        gid_t owner_gid;   /* [sandbox] group, looked up */
+        Cgroup *cgroup;    /* owned, NULL when cgroups are off */
+        uv_async_t wake;   /* the plan thread wakes the loop with it */
+        /* The agent's own audit session: a run that kept it has none. */
+        uint32_t own_session;
         uv_timer_t plan_timer;
         uv_timer_t stop_timer;
         uv_mutex_t lock;
