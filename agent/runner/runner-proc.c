@@ -43,28 +43,22 @@ static void set_failure(ProcResult *res, int kind, const char *fmt, ...)
  * -ENOMEM). */
 static char *describe_events(const RunnerJob *job, const CgroupEvents *ev)
 {
+        _cleanup_strbuf_ StrBuf b = STRBUF_INIT;
         uint64_t memory_max;
         unsigned pids_max;
         char *text = NULL;
+        int r = 0;
 
-        if (ev->oom_kills == 0 && ev->pids_max == 0)
-                return NULL;
         cgroup_limits(job->runner->cgroup, &memory_max, &pids_max);
-        if (ev->oom_kills > 0 && ev->pids_max > 0) {
-                if (asprintf(&text,
-                             "%llu process(es) killed at memory_max=%llu; %llu fork(s) refused at "
-                             "pids_max=%u",
-                             (unsigned long long)ev->oom_kills, (unsigned long long)memory_max,
-                             (unsigned long long)ev->pids_max, pids_max) < 0)
-                        text = NULL;
-        } else if (ev->oom_kills > 0) {
-                if (asprintf(&text, "%llu process(es) killed at memory_max=%llu",
-                             (unsigned long long)ev->oom_kills, (unsigned long long)memory_max) < 0)
-                        text = NULL;
-        } else if (asprintf(&text, "%llu fork(s) refused at pids_max=%u",
-                            (unsigned long long)ev->pids_max, pids_max) < 0) {
-                text = NULL;
-        }
+        if (ev->oom_kills > 0)
+                r = strbuf_printf(&b, "%llu process(es) killed at memory_max=%llu",
+                                  (unsigned long long)ev->oom_kills,
+                                  (unsigned long long)memory_max);
+        if (r >= 0 && ev->pids_max > 0)
+                r = strbuf_printf(&b, "%s%llu fork(s) refused at pids_max=%u", b.len ? "; " : "",
+                                  (unsigned long long)ev->pids_max, pids_max);
+        if (r < 0 || b.len == 0 || strbuf_steal(&b, &text) < 0)
+                return NULL;
         return text;
 }
 
