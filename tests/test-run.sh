@@ -183,7 +183,8 @@ limit=
 for ((i = 0; i < 50; i++)); do
     for d in $(cgroups_of "e2e-$$-bomb"); do
         c=$(cat "$d/pids.current" 2>/dev/null) || continue
-        limit=$(cat "$d/pids.max" 2>/dev/null)
+        # The cgroup may go between the two reads.
+        l=$(cat "$d/pids.max" 2>/dev/null) && limit=$l
         [ "$c" -gt "$peak" ] && peak=$c
     done
     sleep 0.05
