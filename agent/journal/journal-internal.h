@@ -1,5 +1,6 @@
 /* Inside the journal: the object, and the helpers its files share. Every
- * helper here expects the caller to hold j->lock. */
+ * helper here expects the caller to hold j->io; those that change the
+ * index take j->lock themselves, or say that the caller holds it. */
 #pragma once
 
 #include <dirent.h>
@@ -65,9 +66,23 @@ typedef struct JournalIndexEntry {
          * Filled on first need, cleared whenever result.json changes. */
         bool id_known;
         char id_name[65];
+        bool ours; /* journal_put_plan() of this Journal made it */
+        /* The result as journal_put_result() stored it, while it is kept
+         * in memory (Journal.kept_bytes); NULL otherwise. Changed under
+         * lock, read by copying under it. */
+        JournalResult *kept;
 } JournalIndexEntry;
 
 struct Journal {
+        /* io: held by each call that changes or reads the files, for the
+         * whole call, fsyncs included, so that the disk is changed by one
+         * call at a time. lock: guards the index (the array, its size and
+         * staleness, and each entry's plan, running, result and begun),
+         * taken for moments only and never across file I/O. A writer
+         * holds io and takes lock only to change the index; the calls
+         * that answer from memory (journal_next(), journal_list()) take
+         * lock only, so that they never wait for the disk. */
+        pthread_mutex_t io;
         pthread_mutex_t lock;
         JournalOps ops;
         int plans_fd; /* <storage>/plans, flock'ed */
@@ -113,6 +128,14 @@ struct Journal {
         JournalIndexEntry *index;
         size_t n_index, cap_index;
         bool index_stale;
+
+        /* The plan of the last entry journal_put_plan() stored, as
+         * journal_load_plan() reads it back, until it is read (NULL:
+         * none), and the texts of the results kept in the index; both
+         * under lock. */
+        JournalPlan *held;
+        char held_ts[JOURNAL_TS_MAX];
+        size_t kept_bytes;
 
         /* Done records, oldest first. */
         JournalDone *done;
@@ -179,26 +202,44 @@ int journal_now(Journal *j, struct timespec *ret);
 
 /* --- journal-index.c: the entries in memory ------------------------------ */
 
-/* The entry named ts, or NULL. */
+/* The entry named ts, or NULL. The caller holds io (the entry stays
+ * where it is until the caller changes the index) or lock. */
 JournalIndexEntry *journal_index_get(Journal *j, const char *ts);
 
 /* The entry named ts, added with no files when it is new; NULL without
- * memory (the index is then marked stale). */
+ * memory (the index is then marked stale). The caller holds io and lock. */
 JournalIndexEntry *journal_index_add(Journal *j, const char *ts);
 
-/* Forget entry ts. */
+/* Forget entry ts, and what is kept in memory of it. The caller holds io
+ * and lock. */
 void journal_index_drop(Journal *j, const char *ts);
 
+/* Keep r (NULL: nothing) as entry e's result in memory, in place of what
+ * was kept; r is freed instead when it does not fit in
+ * JOURNAL_KEPT_RESULTS. The caller holds lock. */
+void journal_index_keep(Journal *j, JournalIndexEntry *e, JournalResult *r);
+
 /* Read entry ts's files from the disk again, after a call that failed
- * half-way: the index then says what is really there. */
+ * half-way: the index then says what is really there. Takes lock for the
+ * change only. */
 void journal_index_probe(Journal *j, const char *ts);
 
-/* Rebuild a stale index from a listing of plans/. Returns 0 or -errno. */
+/* Rebuild a stale index from a listing of plans/: the listing without
+ * lock, the swap with it. Returns 0 or -errno. */
 int journal_index_fresh(Journal *j);
+
+/* Whether the index is stale, read under lock. */
+bool journal_index_is_stale(Journal *j);
 
 /* The state an entry is listed with; false when it is not listed (it has
  * neither plan.json nor result.json). */
 bool journal_index_state(const JournalIndexEntry *e, JournalState *ret);
+
+/* --- journal-plan.c --------------------------------------------------- */
+
+/* journal_load_plan() from the disk only, leaving what is held in memory
+ * alone. */
+int journal_plan_read(Journal *j, const char *ts, JournalPlan **ret, char **ret_error);
 
 /* --- journal-reserve.c: room kept for answers ---------------------------- */
 

@@ -308,7 +308,7 @@ int journal_begin(Journal *j, const char *ts, const json_t *stamp)
         if (r != 0)
                 return r;
 
-        pthread_mutex_lock(&j->lock);
+        pthread_mutex_lock(&j->io);
         if (v >= 0 && v <= j->last_stamp && !stamp_ahead(j, j->last_stamp)) {
                 r = JOURNAL_STAMP_OLD;
                 goto out;
@@ -328,10 +328,14 @@ int journal_begin(Journal *j, const char *ts, const json_t *stamp)
                 r = -ENOMEM;
                 goto out;
         }
+        pthread_mutex_lock(&j->lock);
         e->begun = true;
+        pthread_mutex_unlock(&j->lock);
         r = mark_running(j, entry_fd);
         if (r == 0) {
+                pthread_mutex_lock(&j->lock);
                 e->running = true;
+                pthread_mutex_unlock(&j->lock);
                 e->stamp = v < 0 ? JOURNAL_STAMP_NONE : v;
         } else {
                 /* `running` may be there or not: look. */
@@ -346,7 +350,7 @@ int journal_begin(Journal *j, const char *ts, const json_t *stamp)
         if (r == 0)
                 j->last_stamp = v;
 out:
-        pthread_mutex_unlock(&j->lock);
+        pthread_mutex_unlock(&j->io);
         return r;
 }
 
@@ -354,9 +358,9 @@ int64_t journal_last_stamp(Journal *j)
 {
         int64_t v;
 
-        pthread_mutex_lock(&j->lock);
+        pthread_mutex_lock(&j->io);
         v = j->last_stamp;
-        pthread_mutex_unlock(&j->lock);
+        pthread_mutex_unlock(&j->io);
         return v;
 }
 
@@ -364,6 +368,8 @@ bool journal_stamp_held(Journal *j, int64_t stamp, const char *except_ts)
 {
         bool held = false;
 
+        /* io: entries' stamps change under it; lock: the index. */
+        pthread_mutex_lock(&j->io);
         pthread_mutex_lock(&j->lock);
         for (size_t i = 0; i < j->n_index && !held; i++) {
                 const JournalIndexEntry *e = &j->index[i];
@@ -374,5 +380,6 @@ bool journal_stamp_held(Journal *j, int64_t stamp, const char *except_ts)
                        (!except_ts || strcmp(e->ts, except_ts) != 0);
         }
         pthread_mutex_unlock(&j->lock);
+        pthread_mutex_unlock(&j->io);
         return held;
 }

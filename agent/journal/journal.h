@@ -42,11 +42,19 @@
  * later call updates that index with what it did. journal_list() and
  * journal_next() therefore touch no disk at all, and
  * journal_done_lookup() lists nothing and reads only a matching result
- * (and, once each, the results it has not seen yet).
+ * (and, once each, the results of an earlier start it has not seen yet).
+ * The journal also keeps what it is asked to read back: the plan just
+ * stored (journal_load_plan()) and the results it stored, with their
+ * SourceID and ReplyTo (journal_get_result()); docs/journal.md, "Memory".
  *
- * A Journal may be shared by threads: an internal mutex serialises all
- * calls. It holds an exclusive flock() on plans/ so that two agents never
- * share one storage directory.
+ * Threads: a Journal may be shared by threads. The calls that touch the
+ * files run one at a time (an internal lock, held across their fsyncs).
+ * The index has a mutex of its own, held for moments and never across
+ * file I/O: journal_next(), journal_next_except(), journal_list() take
+ * only that one, so they never wait for another call's disk work, and an
+ * event loop may call them (journal_load_plan() and journal_load_result()
+ * take neither lock). A Journal holds an exclusive flock() on plans/ so
+ * that two agents never share one storage directory.
  *
  * Return values: 0 on success, negative errno for failures of the agent
  * or its disk, and the positive values documented at each call for
@@ -177,7 +185,25 @@ typedef struct JournalPlan {
          * test writes 1). Never NULL. */
         json_t *id;
         json_t *reply_to; /* the AMQP reply_to: a string, or null; never NULL */
+        /* Stored by journal_put_plan() of this Journal, not found at open:
+         * the daemon checked its delivery's signature before storing it. */
+        bool stored_here;
 } JournalPlan;
+
+/* What a result document says of the plan it answers, as the caller that
+ * made the document knows it. */
+typedef struct JournalResultIds {
+        const json_t *source_id; /* its SourceID; NULL when it has none */
+        const json_t *reply_to;  /* its ReplyTo; NULL when it has none */
+} JournalResultIds;
+
+/* A result, as journal_get_result() gives it back. */
+typedef struct JournalResult {
+        char *text; /* the document's text, with a NUL after it */
+        size_t len;
+        json_t *source_id; /* its SourceID; NULL when it has none */
+        json_t *reply_to;  /* its ReplyTo; NULL when it has none */
+} JournalResult;
 
 typedef struct Journal Journal;
 
@@ -218,14 +244,26 @@ const JournalOpenReport *journal_open_report(const Journal *j);
 int journal_put_plan(Journal *j, const void *body, size_t body_len, const void *sig, size_t sig_len,
                      const char *msg_id, const char *reply_to, char ret_ts[JOURNAL_TS_MAX]);
 
+/* journal_put_plan() of *body, a malloc'ed buffer with a byte after
+ * body_len that may be overwritten by a NUL: when the journal keeps the plan
+ * for reading back, it keeps this buffer rather than a copy. *body is NULL
+ * when the journal took it (the caller frees it otherwise). */
+int journal_put_plan_owned(Journal *j, char **body, size_t body_len, const void *sig,
+                           size_t sig_len, const char *msg_id, const char *reply_to,
+                           char ret_ts[JOURNAL_TS_MAX]);
+
 /* All entries in the reference's (string) order of their names, with
- * their state. Returns 0 or -errno; *ret is NULL when there are none. */
+ * their state. From memory: never waits for the disk. Returns 0, -EAGAIN
+ * when the index must be rebuilt from the disk (after memory ran out) while
+ * another call is at the disk (try again later), or -errno; *ret is NULL
+ * when there are none. */
 int journal_list(Journal *j, JournalEntry **ret, size_t *ret_n);
 
 /* The next thing to do, as the reference's main loop picks it: the first
- * entry with a result, else the first PENDING or INTERRUPTED entry.
- * Returns 1 with *ret set, 0 when there is nothing to do (consume the next
- * message), or -errno. */
+ * entry with a result, else the first PENDING or INTERRUPTED entry. From
+ * memory, as journal_list(). Returns 1 with *ret set, 0 when there is
+ * nothing to do (consume the next message), -EAGAIN as journal_list(), or
+ * -errno. */
 int journal_next(Journal *j, JournalEntry *ret);
 
 /* journal_next() as if entry skip_ts (NULL: none) were not there: the
@@ -233,9 +271,12 @@ int journal_next(Journal *j, JournalEntry *ret);
  * keep the next plan from starting. */
 int journal_next_except(Journal *j, const char *skip_ts, JournalEntry *ret);
 
-/* Read <ts>/plan.json. Returns 0, JOURNAL_CORRUPT with a sentence in
- * *ret_error (the daemon logs it and drops the entry with journal_remove),
- * -ENOENT, or -errno. */
+/* Read <ts>/plan.json. The plan of the last entry stored by
+ * journal_put_plan() is kept in memory until it is read (one at a time:
+ * another stored meanwhile is read from the disk), and handed over
+ * as reading the file would give it. Returns 0, JOURNAL_CORRUPT with a
+ * sentence in *ret_error (the daemon logs it and drops the entry with
+ * journal_remove), -ENOENT, or -errno. Takes no lock across file I/O. */
 int journal_load_plan(Journal *j, const char *ts, JournalPlan **ret, char **ret_error);
 
 JournalPlan *journal_plan_free(JournalPlan *p);
@@ -274,12 +315,31 @@ bool journal_stamp_held(Journal *j, int64_t stamp, const char *except_ts);
 
 /* Store the result document's text (len bytes) as <ts>/result.json,
  * replacing any earlier one, atomically and durably. <ts> must exist.
- * Returns 0 or -errno. On failure result.json is never partial: it is the
- * earlier one, or absent (always absent when there was none, and also
- * when only the final directory fsync failed). */
-int journal_put_result(Journal *j, const char *ts, const char *text, size_t len);
+ * ids: the document's SourceID and ReplyTo, as the caller put them in it;
+ * NULL: the journal reads them from text when it needs them. The text and
+ * ids are kept in memory (up to JOURNAL_KEPT_RESULTS bytes of texts in
+ * all) until the entry is removed, for journal_get_result() and
+ * journal_done_lookup(). Returns 0 or -errno. On failure result.json is
+ * never partial: it is the earlier one, or absent (always absent when
+ * there was none, and also when only the final directory fsync failed). */
+int journal_put_result(Journal *j, const char *ts, const char *text, size_t len,
+                       const JournalResultIds *ids);
 
-/* Read <ts>/result.json. Returns 0, -ENOENT or -errno. */
+/* Bytes of result texts kept in memory at most (journal_put_result()). */
+#define JOURNAL_KEPT_RESULTS ((size_t)4 << 20)
+
+/* Read <ts>'s result: from memory when this process stored it (and it was
+ * kept), else from result.json, whose SourceID and ReplyTo are read then.
+ * Returns 0, JOURNAL_CORRUPT when result.json is not a JSON object (with
+ * the text, and no ids), -ENOENT or -errno. Takes no lock across file
+ * I/O. */
+int journal_get_result(Journal *j, const char *ts, JournalResult **ret);
+
+JournalResult *journal_result_free(JournalResult *r);
+DEFINE_CLEANUP(JournalResult, journal_result_free)
+
+/* The text of <ts>'s result, as journal_get_result() finds it. Returns 0,
+ * -ENOENT or -errno. */
 int journal_load_result(Journal *j, const char *ts, char **ret_text, size_t *ret_len);
 
 /* Remove entry <ts>. With record, its result is remembered first under the
