@@ -19,27 +19,40 @@
  * carry the session too, and a SIGKILLed process forks no more. */
 #define SESSION_KILL_PASSES 64
 
-uint32_t child_session_of(int proc_fd, pid_t pid)
+/* The number in /proc/<pid>/<name>, or UINT32_MAX. */
+static uint32_t read_u32(int proc_fd, pid_t pid, const char *name)
 {
-        char path[32], text[16];
+        char path[64], text[16];
         _cleanup_close_ int fd = -1;
         unsigned long v;
         char *end;
         ssize_t n;
 
-        snprintf(path, sizeof(path), "%ld/sessionid", (long)pid);
+        snprintf(path, sizeof(path), "%ld/%s", (long)pid, name);
         fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
-                return CHILD_SESSION_NONE;
+                return UINT32_MAX;
         n = read(fd, text, sizeof(text) - 1);
         if (n <= 0)
-                return CHILD_SESSION_NONE;
+                return UINT32_MAX;
         text[n] = '\0';
         errno = 0;
         v = strtoul(text, &end, 10);
         if (errno || end == text || v > UINT32_MAX)
-                return CHILD_SESSION_NONE;
+                return UINT32_MAX;
         return (uint32_t)v;
+}
+
+uint32_t child_session_of(int proc_fd, pid_t pid)
+{
+        return read_u32(proc_fd, pid, "sessionid");
+}
+
+uid_t child_session_uid(int proc_fd)
+{
+        uint32_t v = read_u32(proc_fd, getpid(), "loginuid");
+
+        return v == UINT32_MAX ? getuid() : (uid_t)v;
 }
 
 /* Whether pid has exited and waits for its parent: a zombie keeps its

@@ -27,6 +27,11 @@
  * kernel, no such process). */
 uint32_t child_session_of(int proc_fd, pid_t pid);
 
+/* The uid for the children's loginuid: the agent's own loginuid when it
+ * has one (an agent started from a login keeps that login's name on its
+ * scripts in the audit trail), else its uid. */
+uid_t child_session_uid(int proc_fd);
+
 /* SIGKILL every process whose audit session is session (never
  * CHILD_SESSION_NONE), found in proc_fd's listing, until a pass over
  * /proc finds none or passes run out. Each pid is pinned with a pidfd and

@@ -81,6 +81,7 @@ struct Runner {
         uv_async_t wake;   /* the plan thread wakes the loop with it */
         /* The agent's own audit session: a run that kept it has none. */
         uint32_t own_session;
+        uid_t audit_uid; /* the loginuid scripts get (child_session_uid()) */
         uv_timer_t plan_timer;
         uv_timer_t stop_timer;
         uv_mutex_t lock;

@@ -368,7 +368,7 @@ static int spawn_built(RunnerJob *job, const SandboxRun *run, int cgroup_fd, int
         spec.kill_userdata = job;
         spec.cgroup_fd = cgroup_fd;
         spec.audit_proc_fd = sb->enabled ? r->proc_fd : -1;
-        spec.audit_uid = getuid();
+        spec.audit_uid = r->audit_uid;
         if (direct) {
                 /* Read by the child only, and only until child_spawn()
                  * returns: the program runs by then, or never will. */

@@ -462,6 +462,7 @@ int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner *
                 goto fail;
         r->own_session =
                 r->proc_fd >= 0 ? child_session_of(r->proc_fd, getpid()) : CHILD_SESSION_NONE;
+        r->audit_uid = r->proc_fd >= 0 ? child_session_uid(r->proc_fd) : getuid();
 
         uv_mutex_init(&r->lock);
         uv_cond_init(&r->cond);
