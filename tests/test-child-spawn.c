@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "child/child-session.h"
 #include "test-child.h"
 #include "util/fileio.h"
 
@@ -409,6 +410,65 @@ START_TEST(test_cgroup_at_spawn)
 }
 END_TEST
 
+static bool gone_or_zombie(pid_t pid)
+{
+        char path[64], *text = NULL, *state;
+        bool r;
+
+        snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+        if (file_read_all(path, 4096, &text, NULL) < 0)
+                return true;
+        state = strrchr(text, ')');
+        r = state && (state[2] == 'Z' || state[2] == 'X');
+        free(text);
+        return r;
+}
+
+/* audit_proc_fd: the child takes an audit session of its own, which a
+ * grandchild in a session of its own (setsid) still carries, and
+ * child_session_kill() finds and kills it, and nothing else. */
+START_TEST(test_audit_session)
+{
+        ChildSpec spec = HELPER_SPEC("x");
+        int proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        uint32_t own, session;
+        unsigned long s;
+        long grandchild;
+        Run run = {0};
+
+        ck_assert_int_ge(proc_fd, 0);
+        own = child_session_of(proc_fd, getpid());
+        spec.argv = ARGV("/bin/sh", "-c",
+                         "cat /proc/self/sessionid; echo; setsid sleep 300 </dev/null >/dev/null "
+                         "2>&1 & echo $!");
+        spec.audit_proc_fd = proc_fd;
+        spec.audit_uid = getuid();
+        run_spec(&spec, &run);
+        ck_assert_int_eq(run.r.exit_status, 0);
+        ck_assert_int_eq(sscanf(run.r.out.data, "%lu %ld", &s, &grandchild), 2);
+        session = (uint32_t)s;
+        if (session == own || session == CHILD_SESSION_NONE) {
+                /* No audit, a refused loginuid, or uv_spawn(): no session
+                 * of its own, which the runner sees the same way. */
+                kill((pid_t)grandchild, SIGKILL);
+                run_free(&run);
+                close(proc_fd);
+                return;
+        }
+        ck_assert_uint_eq(child_session_of(proc_fd, (pid_t)grandchild), session);
+        ck_assert_int_eq(child_session_kill(proc_fd, session), 1);
+        /* Dead (a zombie until its new parent reaps it), and then not
+         * counted again. */
+        for (int i = 0; i < 200 && !gone_or_zombie((pid_t)grandchild); i++)
+                usleep(5000);
+        ck_assert(gone_or_zombie((pid_t)grandchild));
+        ck_assert_int_eq(child_session_kill(proc_fd, session), 0);
+        ck_assert_int_eq(child_session_kill(proc_fd, CHILD_SESSION_NONE), -EINVAL);
+        run_free(&run);
+        close(proc_fd);
+}
+END_TEST
+
 /* A kernel or seccomp policy that refuses clone3 (as Docker's default
  * profile does, with ENOSYS): the first spawn with a cgroup says
  * -EOPNOTSUPP, the method drops to uv_spawn() for good, and children still
@@ -479,6 +539,7 @@ static void add_loop_tests(TCase *tl)
         tcase_add_test(tl, test_path_lookup);
         tcase_add_test(tl, test_spawn_error);
         tcase_add_test(tl, test_cgroup_at_spawn);
+        tcase_add_test(tl, test_audit_session);
 }
 
 static Suite *child_spawn_suite(void)

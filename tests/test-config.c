@@ -124,8 +124,8 @@ static void assert_defaults_except_file(const Config *c)
         ck_assert(!c->sandbox.uts_namespace);
         ck_assert(!c->sandbox.network_namespace);
         ck_assert_int_eq(c->sandbox.cgroup, CONFIG_CGROUP_AUTO);
-        ck_assert_uint_eq(c->sandbox.memory_max, 0);
-        ck_assert_uint_eq(c->sandbox.pids_max, 0);
+        ck_assert_uint_eq(c->sandbox.memory_max, CONFIG_MEMORY_MAX_AUTO);
+        ck_assert_uint_eq(c->sandbox.pids_max, CONFIG_PIDS_MAX_AUTO);
         {
                 static const char *const env[] = {"PATH",       "LANG",        "LC_ALL",
                                                   "http_proxy", "https_proxy", "no_proxy",
@@ -307,6 +307,11 @@ static const struct {
         {"[rabbitmq]\nport = 99999999999999999999999\n", PORT_WANT "'99999999999999999999999'"},
         {"[agent]\nmax_plan_size = 2G\n", ":2: [agent] max_plan_size: " SIZE_WANT "'2G'"},
         {"[agent]\nmax_plan_size = 10MB\n", ":2: [agent] max_plan_size: " SIZE_WANT "'10MB'"},
+        {"[sandbox]\npids_max = Auto\n",
+         ":2: [sandbox] pids_max: expected an integer from 0 to 4194304, or auto, got 'Auto'"},
+        {"[sandbox]\nmemory_max = 2T\n",
+         ":2: [sandbox] memory_max: expected a size in bytes from 0 to 1099511627776 (a K, M or G "
+         "suffix is allowed), or auto, got '2T'"},
         {"[agent]\nbody_max_steps = 1K\n",
          ":2: [agent] body_max_steps: expected an integer from 1 to 9223372036854775807, got '1K'"},
         {"[rabbitmq]\nssl = true\nssl_version = TLSv9\n",
@@ -605,6 +610,7 @@ START_TEST(test_numbers)
                             "[sandbox]\n"
                             "rlimit_as = 2g\n"
                             "memory_max = 1048576\n"
+                            "pids_max = 0\n"
                             "cgroup = V2\n"
                             "env_passthrough = ,PATH , _X1,,\n"
                             "[rabbitmq]\n"
@@ -621,6 +627,7 @@ START_TEST(test_numbers)
         ck_assert_uint_eq(c->agent.heartbeat, 0);
         ck_assert_uint_eq(c->sandbox.rlimit_as, 2147483648ULL);
         ck_assert_uint_eq(c->sandbox.memory_max, 1048576);
+        ck_assert_uint_eq(c->sandbox.pids_max, 0);
         ck_assert_int_eq(c->sandbox.cgroup, CONFIG_CGROUP_V2);
         ck_assert_uint_eq(c->sandbox.env_passthrough.n, 2);
         ck_assert_str_eq(c->sandbox.env_passthrough.items[0], "PATH");
@@ -745,7 +752,8 @@ START_TEST(test_format)
         ck_assert_ptr_nonnull(strstr(text, "\n[rabbitmq]\nhost = localhost\nport = 5672\n"));
         ck_assert_ptr_nonnull(strstr(text, "\nssl_version =\n"));
         ck_assert_ptr_nonnull(strstr(text, "\n[agent]\nmax_plan_size = 67108864\n"));
-        ck_assert_ptr_nonnull(strstr(text, "\ncgroup = auto\n"));
+        ck_assert_ptr_nonnull(
+                strstr(text, "\ncgroup = auto\nmemory_max = auto\npids_max = auto\n"));
         ck_assert_ptr_nonnull(strstr(text,
                                      "\nenv_passthrough = PATH,LANG,LC_ALL,http_proxy,"
                                      "https_proxy,no_proxy,HTTP_PROXY,HTTPS_PROXY,NO_PROXY\n"));

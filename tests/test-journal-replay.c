@@ -201,6 +201,80 @@ START_TEST(test_stamp_recover)
 }
 END_TEST
 
+/* A stored stamp more than a day ahead of the clock (planted by a script,
+ * or left by a broken clock) would refuse every plan the engine stamps from
+ * then on: it is reported at open and the next stamped plan replaces it.
+ * One just within the day still refuses older stamps. */
+static const struct {
+        int64_t ahead; /* of the clock, in the engine's units; INT64_MAX: that value */
+        bool replaced;
+} ahead_cases[] = {
+        {JOURNAL_STAMP_AHEAD_MAX + 100000, true},
+        {INT64_MAX, true},
+        {JOURNAL_STAMP_AHEAD_MAX - 100000, false},
+};
+
+START_TEST(test_stamp_ahead)
+{
+        _cleanup_(journal_freep) Journal *j = NULL;
+        char ts[JOURNAL_TS_MAX], text[32];
+        int64_t now = (int64_t)time(NULL) * 10000, stored;
+        json_t *v;
+
+        stored = ahead_cases[_i].ahead == INT64_MAX ? INT64_MAX : now + ahead_cases[_i].ahead;
+        snprintf(text, sizeof(text), "%lld", (long long)stored);
+        put_file("plans/stamp", text);
+        j = open_with(NULL);
+        ck_assert(journal_open_report(j)->stamp_ahead == ahead_cases[_i].replaced);
+        ck_assert_int_eq(journal_last_stamp(j), stored);
+
+        put_simple(j, ts);
+        v = json_integer(now);
+        ck_assert_int_eq(journal_begin(j, ts, v), ahead_cases[_i].replaced ? 0 : JOURNAL_STAMP_OLD);
+        ck_assert(running(ts) == ahead_cases[_i].replaced);
+        if (ahead_cases[_i].replaced) {
+                snprintf(text, sizeof(text), "%lld", (long long)now);
+                assert_stamp_file(text);
+                ck_assert_int_eq(journal_last_stamp(j), now);
+                /* Replay protection holds again from there. */
+                put_simple(j, ts);
+                ck_assert_int_eq(journal_begin(j, ts, v), JOURNAL_STAMP_OLD);
+        } else {
+                assert_stamp_file(text);
+        }
+        json_decref(v);
+}
+END_TEST
+
+/* journal_stamp_held(): a Stamp refused as old is a second copy of a plan
+ * in the journal only while an entry that took it is still there. */
+START_TEST(test_stamp_held)
+{
+        _cleanup_(journal_freep) Journal *j = open_with(NULL);
+        char a[JOURNAL_TS_MAX], b[JOURNAL_TS_MAX];
+        json_t *v = json_integer(100);
+
+        put_stamped(j, a, 100);
+        put_simple(j, b);
+        ck_assert_int_eq(journal_begin(j, b, v), JOURNAL_STAMP_OLD);
+        json_decref(v);
+        ck_assert(journal_stamp_held(j, 100, b));
+        ck_assert(journal_stamp_held(j, 100, NULL));
+        ck_assert(!journal_stamp_held(j, 100, a));
+        ck_assert(!journal_stamp_held(j, 99, b));
+        ck_assert_int_eq(journal_put_result(j, a, "{}", 2, NULL), 0);
+        ck_assert(journal_stamp_held(j, 100, b));
+        ck_assert_int_eq(journal_remove(j, a, false), 0);
+        ck_assert(!journal_stamp_held(j, 100, b));
+        /* After a restart too, from the entry's plan.json. */
+        put_stamped(j, a, 200);
+        j = journal_free(j);
+        j = open_with(NULL);
+        ck_assert(journal_stamp_held(j, 200, b));
+        ck_assert(!journal_stamp_held(j, 100, b));
+}
+END_TEST
+
 /* --- done records ------------------------------------------------------- */
 
 #define RESULT_ABC                                                                                 \
@@ -529,6 +603,8 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_stamp);
         tcase_add_loop_test(tc, test_stamp_file, 0, (int)ELEMENTSOF(stamp_file_cases));
         tcase_add_loop_test(tc, test_stamp_recover, 0, (int)ELEMENTSOF(recover_cases));
+        tcase_add_loop_test(tc, test_stamp_ahead, 0, (int)ELEMENTSOF(ahead_cases));
+        tcase_add_test(tc, test_stamp_held);
         tcase_add_test(tc, test_done);
         tcase_add_test(tc, test_done_limits);
         tcase_add_test(tc, test_done_old_format);

@@ -130,7 +130,7 @@ same "hello.json: exit status 0" 0 "$st"
 same "hello.json: ErrorCode 0" 0 "$(res ErrorCode)"
 same "hello.json: the script's output" "hello, world" "$(res Body)"
 check "the log names the sandbox features, with the plan ID" grep -qF \
-    "[plan 5b0f6a0d2c7e4e1f9a3b8c6d4e2f1a07] script hello: sandbox: user=root group=root no_new_privs rlimits=nofile:1024,core:0 namespaces=none cgroups=1 env=" \
+    "[plan 5b0f6a0d2c7e4e1f9a3b8c6d4e2f1a07] script hello: sandbox: user=root group=root no_new_privs rlimits=nofile:1024,core:0 namespaces=none cgroups=" \
     "$work/err"
 check "the cache dir is removed after the plan" storage_empty
 
@@ -177,7 +177,8 @@ limit=
 for ((i = 0; i < 50; i++)); do
     for d in $(cgroups_of "e2e-$$-bomb"); do
         c=$(cat "$d/pids.current" 2>/dev/null) || continue
-        limit=$(cat "$d/pids.max" 2>/dev/null)
+        # The cgroup may go between the two reads.
+        l=$(cat "$d/pids.max" 2>/dev/null) && limit=$l
         [ "$c" -gt "$peak" ] && peak=$c
     done
     sleep 0.05
@@ -194,6 +195,77 @@ else
     check "fork bomb: no process left" no_leftovers
     same "fork bomb: the run cgroups are removed" "" "$(cgroups_of "e2e-$$-bomb")"
 fi
+
+# --- The default limits, and limits that end a run with ErrorCode 106. ---
+# Defaults: pids_max 4096 and memory_max 80% of the RAM (page-rounded), in
+# whatever hierarchy offers them.
+conf ""
+run "$(plan limits)"
+want_mem=$(awk '/^MemTotal:/ { printf "%d", int($2 * 1024 / 100) * 80 / 4096 }' /proc/meminfo)
+want_mem=$((want_mem * 4096))
+if grep -q "not applied, as no cgroup offers" "$work/err"; then
+    skip "default limits" "$(grep -o "not applied, as no cgroup offers.*" "$work/err")"
+else
+    same "defaults: the run's cgroup has pids.max 4096 and 80% of the RAM" \
+        "$(printf '4096\n%s\n' "$want_mem" | sort)" "$(res Body | sort)"
+fi
+# A fork bomb whose shell exits 0 after 0.5 s: the refused forks are why the
+# run failed, counted when its cgroup had emptied; the next plan runs.
+conf "[sandbox]\npids_max = 40"
+run "$(plan bomb 's/sleep 1000/sleep 0.5/')"
+if grep -q "need a cgroup" "$work/out"; then
+    skip "fork bomb: ErrorCode 106" "$(res Body.Message)"
+else
+    same "fork bomb, shell exits 0: ErrorCode 106" 106 "$(res ErrorCode)"
+    check "fork bomb, shell exits 0: the message names the limit" grep -qE \
+        '"Script bomb was stopped by a limit: script bomb reached a limit of its sandbox: [1-9][0-9]* fork\(s\) refused at pids_max=40"' "$work/out"
+    check "fork bomb, shell exits 0: no process left" no_leftovers
+    run "$data/../../../plans/examples/hello.json"
+    same "after the bomb, the next plan runs" "0 hello, world" "$(res ErrorCode) $(res Body)"
+fi
+conf "[sandbox]\nmemory_max = 64M"
+run "$(plan hog)"
+if grep -q "need a cgroup" "$work/out"; then
+    skip "memory hog: ErrorCode 106" "$(res Body.Message)"
+else
+    same "memory hog: ErrorCode 106" 106 "$(res ErrorCode)"
+    same "memory hog: the message names the limit" \
+        "Script hog was stopped by a limit: script hog reached a limit of its sandbox: 1 process(es) killed at memory_max=67108864" \
+        "$(res Body.Message)"
+    same "memory hog: AdditionalInfo keeps the output and exit code" 'the shell goes on 0' \
+        "$(res Body.AdditionalInfo.stdout) $(res Body.AdditionalInfo.exitCode)"
+    check "memory hog: no process left" no_leftovers
+    run "$data/../../../plans/examples/hello.json"
+    same "after the hog, the next plan runs" "0 hello, world" "$(res ErrorCode) $(res Body)"
+fi
+
+# --- Nothing a plan started outlives it: a process that moved itself out of
+# the run's cgroup (into cgroups this test makes, one per hierarchy), one in a
+# session of its own after a double fork, one in a pid namespace of its own.
+fresh_pids
+for h in /sys/fs/cgroup /sys/fs/cgroup/unified /sys/fs/cgroup/pids /sys/fs/cgroup/memory; do
+    [ -f "$h/cgroup.procs" ] && mkdir "$h/e2e-escape-$$" && echo "$h/e2e-escape-$$"
+done >"$work/pids/escape-cgroups"
+conf ""
+run "$(plan outlive)"
+same "outlive: the script ran (ErrorCode 0)" 0 "$(res ErrorCode)"
+same "outlive: one process had left the run's cgroup for the test's" \
+    "$(wc -l <"$work/pids/escape-cgroups")" "$(res Body)"
+for f in moved session pidns; do
+    check "outlive: the $f process is gone" all_dead "$work/pids/$f.pid"
+    # Only on a failure is there anything to kill.
+    p=$(cat "$work/pids/$f.pid" 2>/dev/null) && ! dead "$p" && kill -KILL "$p"
+done
+check "outlive: the log says what was killed outside the cgroup" grep -qE \
+    "\\[plan e2e-$$-outlive\\] script outlive: [1-9][0-9]* process\\(es\\) of the run outside its cgroup killed \\(audit session [0-9]+\\)" \
+    "$work/err"
+# A process killed just now may hold its cgroup for a moment.
+while read -r d; do
+    for ((i = 0; i < 100; i++)); do rmdir "$d" 2>/dev/null && break; sleep 0.05; done
+done <"$work/pids/escape-cgroups"
+check "outlive: no process left" no_leftovers
+run "$data/../../../plans/examples/hello.json"
+same "outlive: the next plan runs" "0 hello, world" "$(res ErrorCode) $(res Body)"
 
 # --- The mount namespace: nothing written outside the script's directories. ---
 conf "[sandbox]\nmount_namespace = true"

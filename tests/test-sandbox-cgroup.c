@@ -251,6 +251,81 @@ START_TEST(test_hybrid)
 }
 END_TEST
 
+/* The defaults (optional limits): where a hierarchy offers their
+ * controllers they hold as if asked for; where none does, the run still
+ * gets a cgroup (for the kill) and the reason names what is left out; a
+ * limit that was asked for is never left out. */
+START_TEST(test_optional_limits)
+{
+        _cleanup_(cgroup_freep) Cgroup *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+        _cleanup_free_ char *reason = NULL, *line = NULL;
+        CgroupOptions o = fake_options(CONFIG_CGROUP_AUTO, 5 << 20, 4096);
+        char want[PATH_MAX * 2];
+        uint64_t memory_max;
+        unsigned pids_max;
+
+        o.memory_optional = o.pids_optional = true;
+        /* Hybrid, with v1 pids and memory: v1 holds both. */
+        put("proc-self-cgroup", "8:pids:/\n4:memory:/m\n0::/\n");
+        put("sys/unified/cgroup.controllers", "");
+        put("sys/unified/cgroup.subtree_control", "");
+        put("sys/pids/cgroup.procs", "");
+        put("sys/memory/m/cgroup.procs", "");
+        ck_assert_int_eq(cgroup_setup(&o, &a, &reason), 0);
+        ck_assert_ptr_null(reason);
+        ck_assert_int_eq(cgroup_version(a), CGROUP_VERSION_1);
+        cgroup_limits(a, &memory_max, &pids_max);
+        ck_assert_uint_eq(memory_max, 5 << 20);
+        ck_assert_uint_eq(pids_max, 4096);
+
+        /* Without the v1 memory hierarchy: v2 for the kill, no limits. */
+        put("proc-self-cgroup", "8:pids:/gone\n0::/\n");
+        ck_assert_int_eq(cgroup_setup(&o, &b, &reason), 0);
+        ck_assert_int_eq(cgroup_version(b), CGROUP_VERSION_2);
+        cgroup_limits(b, &memory_max, &pids_max);
+        ck_assert_uint_eq(memory_max, 0);
+        ck_assert_uint_eq(pids_max, 0);
+        snprintf(
+                want, sizeof(want),
+                "memory_max and pids_max are not applied, as no cgroup offers their "
+                "controllers: cgroup v2: the memory controller is not available in %s/sys/unified; "
+                "cgroup v1: no cgroup v1 memory hierarchy in /proc/self/cgroup",
+                tmpdir);
+        ck_assert_str_eq(reason, want);
+        ck_assert_int_eq(cgroup_describe(b, &line), 0);
+        snprintf(want, sizeof(want), "cgroup v2 in %s/sys/unified; memory_max=0 pids_max=0",
+                 tmpdir);
+        ck_assert_str_eq(line, want);
+        free(reason);
+        reason = NULL;
+
+        /* v1 pids without v1 memory: pids_max holds, memory_max is left
+         * out. */
+        put("proc-self-cgroup", "8:pids:/\n0::/\n");
+        ck_assert_int_eq(cgroup_setup(&o, &d, &reason), 0);
+        ck_assert_int_eq(cgroup_version(d), CGROUP_VERSION_1);
+        cgroup_limits(d, &memory_max, &pids_max);
+        ck_assert_uint_eq(memory_max, 0);
+        ck_assert_uint_eq(pids_max, 4096);
+        ck_assert_ptr_nonnull(strstr(reason, "memory_max is not applied, as no cgroup offers its "
+                                             "controller with the others: "));
+        free(reason);
+        reason = NULL;
+        put("proc-self-cgroup", "8:pids:/gone\n0::/\n");
+
+        /* pids_max asked for: there is no cgroup for it, and the reason
+         * says what stands in the way of it, not of the default. */
+        o.pids_optional = false;
+        ck_assert_int_eq(cgroup_setup(&o, &c, &reason), 0);
+        ck_assert_int_eq(cgroup_version(c), CGROUP_VERSION_NONE);
+        snprintf(want, sizeof(want),
+                 "cgroup v2: the pids controller is not available in %s/sys/unified; cgroup v1: "
+                 "%s/sys/pids/gone is not a directory",
+                 tmpdir, tmpdir);
+        ck_assert_str_eq(reason, want);
+}
+END_TEST
+
 /* Forced v1 without the hierarchy, and no cgroup at all. */
 START_TEST(test_unavailable_and_off)
 {
@@ -436,6 +511,7 @@ START_TEST(test_real_v1_fork_bomb)
         pid_t pids[64];
         size_t n, n_dirs;
         CgroupEvents ev = {0, 0};
+        uint64_t pids_seen;
         int status, r_events, r_kill;
 
         if (!cg)
@@ -464,6 +540,11 @@ START_TEST(test_real_v1_fork_bomb)
         ck_assert_int_eq(r_events, 0);
         ck_assert_uint_ge(ev.pids_max, 1);
         ck_assert_int_eq(cgroup_run_kill_and_remove(run, 0), 0);
+        /* After the removal: the counts as the cgroup emptied, at least
+         * those seen while it ran. */
+        pids_seen = ev.pids_max;
+        ck_assert_int_eq(cgroup_run_events(run, &ev), 0);
+        ck_assert_uint_ge(ev.pids_max, pids_seen);
 }
 END_TEST
 
@@ -539,6 +620,7 @@ static Suite *cgroup_suite(void)
         tcase_add_test(tc, test_v2_root);
         tcase_add_test(tc, test_hybrid);
         tcase_add_test(tc, test_unavailable_and_off);
+        tcase_add_test(tc, test_optional_limits);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("real");

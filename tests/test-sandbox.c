@@ -154,13 +154,17 @@ START_TEST(test_build_in_process)
                                "rlimits=nofile:1024,core:0 namespaces=none cgroups=0 "
                                "env=PATH,LC_ALL,http_proxy,HOME,LANG path=in-process");
 
-        /* A v1 cgroup to join, or any namespace: the helper. */
+        /* A v1 cgroup to join: the child joins it (sandbox_direct_new());
+         * the helper does when it is forced. Any namespace: the helper. */
         run.cgroups = cgroups;
         run.n_cgroups = 2;
+        ck_assert(!sandbox_uses_helper(&s, &run));
+        run.force_helper = true;
         ck_assert(sandbox_uses_helper(&s, &run));
         ck_assert_int_eq(sandbox_build(&s, &run, &d), 0);
         ck_assert(!d->in_process);
         ck_assert_str_eq(d->argv[3], "--cgroup=/sys/fs/cgroup/memory/muranoagent-p-1");
+        run.force_helper = false;
         run.n_cgroups = 0;
         s.uts_namespace = true;
         ck_assert(sandbox_uses_helper(&s, &run));

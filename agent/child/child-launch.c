@@ -189,6 +189,16 @@ _noreturn_ static void launch_child(const ChildLaunch *l, LaunchPlan *p, int err
         err_fd = e;
         if (setsid() < 0)
                 launch_fail(err_fd, errno);
+        /* First, so that nothing the child starts misses the mark; before
+         * the descriptors are closed, which takes the one of /proc. */
+        if (l->audit_proc_fd >= 0) {
+                int fd = openat(l->audit_proc_fd, "self/loginuid", O_WRONLY | O_CLOEXEC);
+
+                if (fd >= 0) {
+                        (void)!write(fd, l->audit_uid, strlen(l->audit_uid));
+                        close(fd);
+                }
+        }
         for (int i = 0; i < top; i++) {
                 int src = l->fds[i];
 

@@ -35,7 +35,9 @@ typedef struct ChildLaunch {
         /* The source of the child's descriptor i; -1 means /dev/null. */
         int fds[3 + CHILD_EXTRA_FDS_MAX];
         size_t n_fds;
-        int cgroup_fd; /* a cgroup v2 directory to start in (CLONE_INTO_CGROUP), or -1 */
+        int cgroup_fd;      /* a cgroup v2 directory to start in (CLONE_INTO_CGROUP), or -1 */
+        int audit_proc_fd;  /* ChildSpec's, or -1 */
+        char audit_uid[16]; /* ChildSpec's audit_uid as text */
         void (*pre_exec)(void *data);             /* ChildSpec's, or NULL */
         void (*exec_failed)(void *data, int err); /* ChildSpec's, or NULL */
         void *exec_data;

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -350,12 +351,14 @@ static int child_start_clone3(Child *c, const ChildSpec *spec, int out_fd, int e
                 .cwd = spec->cwd,
                 .n_fds = 3 + spec->n_extra_fds,
                 .cgroup_fd = spec->cgroup_fd > 0 ? spec->cgroup_fd : -1,
+                .audit_proc_fd = spec->audit_proc_fd > 0 ? spec->audit_proc_fd : -1,
                 .pre_exec = spec->pre_exec,
                 .exec_failed = spec->exec_failed,
                 .exec_data = spec->exec_data,
         };
         int r;
 
+        snprintf(l.audit_uid, sizeof(l.audit_uid), "%lu", (unsigned long)spec->audit_uid);
         l.fds[0] = -1;
         l.fds[1] = out_fd >= 0 ? out_fd : spec->passthrough_fd > 0 ? spec->passthrough_fd : -1;
         l.fds[2] = err_fd >= 0 ? err_fd : spec->passthrough_fd > 0 ? spec->passthrough_fd : -1;

@@ -114,6 +114,14 @@ typedef struct ChildSpec {
          * child starts in; borrowed, read during child_spawn() only. 0 or
          * less means none, so a zeroed spec starts in the agent's cgroup. */
         int cgroup_fd;
+        /* A descriptor of /proc (O_PATH is enough), borrowed, or 0 or less
+         * for none: the child starts an audit session of its own before
+         * anything else, by writing audit_uid to <proc>/self/loginuid
+         * (child/child-session.h; a refusal is silent: then the child
+         * keeps the agent's session). Ignored without clone3()
+         * (CHILD_SPAWN_FORK). */
+        int audit_proc_fd;
+        uid_t audit_uid;
         /* Optional, for the sandbox's own steps (sandbox-direct.c): called
          * in the child right before the program is executed, after the
          * steps above (session, descriptors, working directory, signals).

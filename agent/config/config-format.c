@@ -54,10 +54,16 @@ static int format_option(StrBuf *b, const Config *c, const ConfigOption *o)
                 r = strbuf_puts(b, *(const bool *)field ? " true" : " false");
                 break;
         case CONFIG_TYPE_UINT:
-                r = strbuf_printf(b, " %u", *(const unsigned *)field);
+                if ((o->flags & CONFIG_OPT_AUTO) && *(const unsigned *)field == UINT_MAX)
+                        r = strbuf_puts(b, " auto");
+                else
+                        r = strbuf_printf(b, " %u", *(const unsigned *)field);
                 break;
         case CONFIG_TYPE_U64:
-                r = strbuf_printf(b, " %" PRIu64, *(const uint64_t *)field);
+                if ((o->flags & CONFIG_OPT_AUTO) && *(const uint64_t *)field == UINT64_MAX)
+                        r = strbuf_puts(b, " auto");
+                else
+                        r = strbuf_printf(b, " %" PRIu64, *(const uint64_t *)field);
                 break;
         case CONFIG_TYPE_SSL_VERSION:
                 r = format_string(b, config_ssl_version_name(*(const ConfigSslVersion *)field));

@@ -37,6 +37,7 @@ enum {
         CONFIG_OPT_SIZE = 1 << 3,        /* integer with an optional K/M/G suffix */
         CONFIG_OPT_ABSPATH = 1 << 4,     /* empty or an absolute path */
         CONFIG_OPT_NONEMPTY = 1 << 5,    /* must not be empty */
+        CONFIG_OPT_AUTO = 1 << 6,        /* an integer, or "auto": the type's largest value */
 };
 
 typedef struct ConfigOption {

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,8 +136,9 @@ const ConfigOption config_options[] = {
         BOOL(SANDBOX, "uts_namespace", sandbox.uts_namespace, "false"),
         BOOL(SANDBOX, "network_namespace", sandbox.network_namespace, "false"),
         OPT(SANDBOX, "cgroup", CGROUP, 0, sandbox.cgroup, "auto", 0, 0, NULL),
-        U64(SANDBOX, "memory_max", sandbox.memory_max, "0", 0, TIB, CONFIG_OPT_SIZE),
-        UINT(SANDBOX, "pids_max", sandbox.pids_max, "0", 0, 4194304),
+        U64(SANDBOX, "memory_max", sandbox.memory_max, "auto", 0, TIB,
+            CONFIG_OPT_SIZE | CONFIG_OPT_AUTO),
+        OPT(SANDBOX, "pids_max", UINT, CONFIG_OPT_AUTO, sandbox.pids_max, "auto", 0, 4194304, NULL),
         OPT(SANDBOX, "env_passthrough", ENV_LIST, 0, sandbox.env_passthrough,
             "PATH,LANG,LC_ALL,http_proxy,https_proxy,no_proxy,HTTP_PROXY,HTTPS_PROXY,NO_PROXY", 0,
             0, NULL),
@@ -252,14 +254,18 @@ static int apply_integer(const ConfigOption *o, void *field, const char *value, 
 {
         uint64_t v;
 
-        if (config_parse_u64(value, o->flags & CONFIG_OPT_SIZE, o->min, o->max, &v) < 0) {
+        if ((o->flags & CONFIG_OPT_AUTO) && streq(value, "auto"))
+                v = o->type == CONFIG_TYPE_UINT ? CONFIG_PIDS_MAX_AUTO : CONFIG_MEMORY_MAX_AUTO;
+        else if (config_parse_u64(value, o->flags & CONFIG_OPT_SIZE, o->min, o->max, &v) < 0) {
                 if (o->flags & CONFIG_OPT_SIZE)
                         return why_expected(o, value, ret_why,
                                             "a size in bytes from %" PRIu64 " to %" PRIu64
-                                            " (a K, M or G suffix is allowed)",
-                                            o->min, o->max);
-                return why_expected(o, value, ret_why, "an integer from %" PRIu64 " to %" PRIu64,
-                                    o->min, o->max);
+                                            " (a K, M or G suffix is allowed)%s",
+                                            o->min, o->max,
+                                            o->flags & CONFIG_OPT_AUTO ? ", or auto" : "");
+                return why_expected(o, value, ret_why,
+                                    "an integer from %" PRIu64 " to %" PRIu64 "%s", o->min, o->max,
+                                    o->flags & CONFIG_OPT_AUTO ? ", or auto" : "");
         }
         if (o->type == CONFIG_TYPE_UINT)
                 *(unsigned *)field = (unsigned)v;

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 
 /* config_load() and friends: the configuration is invalid; diag->error says
@@ -20,6 +21,12 @@
 
 /* At most this many warnings are kept; ConfigDiag.n_dropped counts the rest. */
 #define CONFIG_MAX_WARNINGS 64
+
+/* [sandbox] memory_max and pids_max = auto, the default: a limit the runner
+ * works out at start, applied where a cgroup offers its controller
+ * (docs/configuration.md). */
+#define CONFIG_MEMORY_MAX_AUTO UINT64_MAX
+#define CONFIG_PIDS_MAX_AUTO   UINT_MAX
 
 typedef enum ConfigSslVersion {
         CONFIG_SSL_DEFAULT, /* ssl_version empty: the TLS library's default */
@@ -113,8 +120,8 @@ typedef struct Config {
                 bool uts_namespace;
                 bool network_namespace;
                 ConfigCgroup cgroup;
-                uint64_t memory_max; /* bytes, 0 = no limit */
-                unsigned pids_max;   /* 0 = no limit */
+                uint64_t memory_max; /* bytes, 0 = no limit, CONFIG_MEMORY_MAX_AUTO */
+                unsigned pids_max;   /* 0 = no limit, CONFIG_PIDS_MAX_AUTO */
                 ConfigStrv env_passthrough;
         } sandbox;
 } Config;

@@ -238,6 +238,39 @@ static bool answered_before(DaemonWork *w, const JournalPlan *jp)
         return true;
 }
 
+/* The plan's Stamp as journal_begin() reads it (a float with a whole
+ * value too), or -1 for none. */
+static int64_t stamp_value(const json_t *plan)
+{
+        const json_t *v = json_object_get(plan, "Stamp");
+
+        if (json_is_integer(v))
+                return json_integer_value(v);
+        return json_is_real(v) ? (int64_t)json_real_value(v) : -1;
+}
+
+/* A plan refused for its Stamp. A second copy of a plan still in the
+ * journal (redelivered before its answer went out) is dropped: that plan
+ * gets its own answer. Any other gets an error result, where the reference
+ * sent nothing and the engine waited out its timeout. */
+static void refuse_stamp(DaemonWork *w, int64_t stamp, int64_t last)
+{
+        char msg[192];
+
+        if (journal_stamp_held(w->d->journal, stamp, w->ts)) {
+                note(w, LOG_LEVEL_WARNING,
+                     "dropping a second copy of a plan in the journal (Stamp %lld)",
+                     (long long)stamp);
+                return drop_entry(w);
+        }
+        snprintf(msg, sizeof(msg),
+                 "The plan's Stamp %lld is not newer than the last accepted stamp %lld (an old "
+                 "or duplicate message); it was not run",
+                 (long long)stamp, (long long)last);
+        note(w, LOG_LEVEL_WARNING, "%s", msg);
+        prepare_answer(w, w->source_id, w->plan_reply_to, false, RESULT_CODE_STAMP, msg);
+}
+
 static void work_prepare(DaemonWork *w)
 {
         Daemon *d = w->d;
@@ -246,6 +279,7 @@ static void work_prepare(DaemonWork *w)
         PlanLimits lim = {.max_bytes = d->cfg->agent.max_plan_size,
                           .max_depth = d->cfg->agent.max_plan_depth};
         PlanError perr = {0};
+        int64_t last;
         int rc;
 
         w->outcome = OUTCOME_RETRY;
@@ -299,14 +333,15 @@ static void work_prepare(DaemonWork *w)
                 w->outcome = OUTCOME_NONE;
                 return;
         }
+        last = journal_last_stamp(d->journal);
         rc = journal_begin(d->journal, w->ts, json_object_get(plan, "Stamp"));
-        if (rc == JOURNAL_STAMP_OLD) {
-                /* As the reference: replay protection drops it silently. */
-                note(w, LOG_LEVEL_WARNING, "dropping old/duplicate message (Stamp %lld <= %lld)",
-                     (long long)json_integer_value(json_object_get(plan, "Stamp")),
-                     (long long)journal_last_stamp(d->journal));
-                return drop_entry(w);
-        }
+        if (rc == JOURNAL_STAMP_OLD)
+                return refuse_stamp(w, stamp_value(plan), last);
+        if (rc == 0 && stamp_value(plan) >= 0 && stamp_value(plan) <= last)
+                note(w, LOG_LEVEL_WARNING,
+                     "the last accepted stamp %lld is more than a day ahead of this machine's "
+                     "clock; replaced by the plan's Stamp %lld",
+                     (long long)last, (long long)stamp_value(plan));
         if (rc < 0) {
                 w->rc = rc;
                 return;

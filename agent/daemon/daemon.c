@@ -283,6 +283,12 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
         else if (rep->stamp_damaged)
                 log_warning(NULL, "journal: the stamp file held no number; last stamp %lld",
                             (long long)rep->last_stamp);
+        if (rep->stamp_ahead)
+                log_warning(NULL,
+                            "journal: the last stamp %lld is more than a day ahead of this "
+                            "machine's clock (no engine stamped it); the next stamped plan "
+                            "replaces it",
+                            (long long)rep->last_stamp);
 
         rc = runner_new(d->loop, cfg, NULL, &d->runner, &warning, &error);
         if (warning)

@@ -171,6 +171,12 @@ static int failure_error(const char *name, const ProcResult *pr, const json_t *p
                         json_decref(info);
                         return -ENOMEM;
                 }
+        } else if (pr->failure_kind == PROC_FAIL_LIMIT) {
+                /* The script ran to an end, which its output and exit code
+                 * show; the limit explains it. */
+                info = json_deep_copy(partial);
+                if (!info)
+                        return -ENOMEM;
         }
         switch (pr->failure_kind) {
         case PROC_FAIL_TIMEOUT:
@@ -179,6 +185,9 @@ static int failure_error(const char *name, const ProcResult *pr, const json_t *p
         case PROC_FAIL_STOPPED:
                 return exec_error(err, EXEC_ERROR_STOPPED, info, "Script %s was stopped: %s", name,
                                   pr->failure);
+        case PROC_FAIL_LIMIT:
+                return exec_error(err, EXEC_ERROR_LIMIT, info,
+                                  "Script %s was stopped by a limit: %s", name, pr->failure);
         default:
                 return exec_error(err, EXEC_ERROR_SPAWN, info, "Script %s could not be started: %s",
                                   name, pr->failure);

@@ -50,6 +50,7 @@ enum {
         EXEC_ERROR_TIMEOUT = RESULT_CODE_TIMEOUT,     /* 101: a time limit expired */
         EXEC_ERROR_SPAWN = RESULT_CODE_SANDBOX,       /* 102: could not start in its sandbox */
         EXEC_ERROR_STOPPED = RESULT_CODE_INTERRUPTED, /* 103: the agent is stopping */
+        EXEC_ERROR_LIMIT = RESULT_CODE_LIMIT,         /* 106: memory_max or pids_max reached */
 };
 
 typedef struct Exec Exec;

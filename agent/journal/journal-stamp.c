@@ -210,6 +210,17 @@ static int entry_stamp(Journal *j, const char *ts, int64_t *ret)
         return 0;
 }
 
+/* Whether stamp v is more than JOURNAL_STAMP_AHEAD_MAX ahead of the wall
+ * clock, in the engine's units. A clock that cannot be read says no. */
+static bool stamp_ahead(Journal *j, int64_t v)
+{
+        struct timespec now;
+
+        if (journal_now(j, &now) < 0 || now.tv_sec < 0)
+                return false;
+        return v - JOURNAL_STAMP_AHEAD_MAX > (int64_t)now.tv_sec * 10000 + now.tv_nsec / 100000;
+}
+
 int journal_stamp_recover(Journal *j)
 {
         int64_t file = j->last_stamp;
@@ -226,6 +237,7 @@ int journal_stamp_recover(Journal *j)
                 if (e->stamp != JOURNAL_STAMP_UNKNOWN && e->stamp > j->last_stamp)
                         j->last_stamp = e->stamp;
         }
+        j->report.stamp_ahead = stamp_ahead(j, j->last_stamp);
         if (j->last_stamp == file)
                 return 0;
         /* A power loss took the stamp file's last write (or damaged it):
@@ -297,7 +309,7 @@ int journal_begin(Journal *j, const char *ts, const json_t *stamp)
                 return r;
 
         pthread_mutex_lock(&j->io);
-        if (v >= 0 && v <= j->last_stamp) {
+        if (v >= 0 && v <= j->last_stamp && !stamp_ahead(j, j->last_stamp)) {
                 r = JOURNAL_STAMP_OLD;
                 goto out;
         }
@@ -350,4 +362,24 @@ int64_t journal_last_stamp(Journal *j)
         v = j->last_stamp;
         pthread_mutex_unlock(&j->io);
         return v;
+}
+
+bool journal_stamp_held(Journal *j, int64_t stamp, const char *except_ts)
+{
+        bool held = false;
+
+        /* io: entries' stamps change under it; lock: the index. */
+        pthread_mutex_lock(&j->io);
+        pthread_mutex_lock(&j->lock);
+        for (size_t i = 0; i < j->n_index && !held; i++) {
+                const JournalIndexEntry *e = &j->index[i];
+
+                /* A stamp not known (plan.json unreadable at open) may be
+                 * this one: silence, as before, rather than two answers. */
+                held = e->running && (e->stamp == stamp || e->stamp == JOURNAL_STAMP_UNKNOWN) &&
+                       (!except_ts || strcmp(e->ts, except_ts) != 0);
+        }
+        pthread_mutex_unlock(&j->lock);
+        pthread_mutex_unlock(&j->io);
+        return held;
 }

@@ -81,11 +81,19 @@
 
 /* journal_begin(): the plan's Stamp is not newer than the last accepted
  * one, so it is an old or duplicate message; the reference drops it
- * without a result. */
+ * without a result. journal_stamp_held() tells a copy of a plan still in
+ * the journal (no answer of its own) from a plan refused for its Stamp. */
 #define JOURNAL_STAMP_OLD 2
 /* journal_begin(): Stamp is present but is not an integer (the reference
  * fails on such plans with a TypeError and drops them). */
 #define JOURNAL_STAMP_INVALID 3
+
+/* A last accepted stamp more than this ahead of the machine's wall clock,
+ * in the engine's units (1e-4 s; the engine stamps int(time() * 10000)),
+ * cannot be the engine's: one day, more than any time zone error. Such a
+ * stamp (planted in the stamp file, or a broken clock) no longer refuses
+ * plans (journal_begin()). */
+#define JOURNAL_STAMP_AHEAD_MAX ((int64_t)86400 * 10000)
 
 /* Defaults of the de-duplication window (JournalOptions). */
 #define JOURNAL_DONE_MAX_COUNT 1000
@@ -147,6 +155,9 @@ typedef struct JournalOpenReport {
          * damaged it): last_stamp is the Stamp of a plan marked running,
          * and the file was rewritten with it. */
         bool stamp_recovered;
+        /* last_stamp is more than JOURNAL_STAMP_AHEAD_MAX ahead of the
+         * wall clock: the next stamped plan replaces it. */
+        bool stamp_ahead;
         int64_t last_stamp; /* the last accepted Stamp, as loaded and recovered */
 } JournalOpenReport;
 
@@ -275,7 +286,10 @@ DEFINE_CLEANUP(JournalPlan, journal_plan_free)
  * when absent): the very value in the body of <ts>/plan.json, which is
  * the copy of an accepted stamp that survives a power loss. In this order:
  *   - a Stamp that is not an integer: JOURNAL_STAMP_INVALID;
- *   - a Stamp >= 0 and <= the last accepted one: JOURNAL_STAMP_OLD;
+ *   - a Stamp >= 0 and <= the last accepted one: JOURNAL_STAMP_OLD,
+ *     unless the last one is more than JOURNAL_STAMP_AHEAD_MAX ahead of the
+ *     wall clock (no engine stamped it): then the Stamp is accepted and
+ *     replaces it, so that no stored stamp silences the plans after it;
  *   - <ts>/running is made and made durable;
  *   - a Stamp >= 0 becomes the last accepted one, written to `stamp`
  *     without an fsync (durable through plan.json and `running` until
@@ -291,6 +305,13 @@ int journal_begin(Journal *j, const char *ts, const json_t *stamp);
 
 /* The last accepted Stamp (0 at first). */
 int64_t journal_last_stamp(Journal *j);
+
+/* Whether an entry still in the journal, other than <except_ts> (may be
+ * NULL), took the Stamp stamp (>= 0) and has not been removed: a plan
+ * refused as JOURNAL_STAMP_OLD with such a Stamp is a second copy of a
+ * plan that gets its own answer, and is dropped; any other is answered
+ * with an error result (docs/journal.md, "Stamps"). */
+bool journal_stamp_held(Journal *j, int64_t stamp, const char *except_ts);
 
 /* Store the result document's text (len bytes) as <ts>/result.json,
  * replacing any earlier one, atomically and durably. <ts> must exist.

@@ -39,6 +39,7 @@ enum {
         PROC_FAIL_SPAWN = 1,   /* could not start, or the sandbox could not be applied */
         PROC_FAIL_TIMEOUT = 2, /* script_timeout or plan_timeout expired; the tree was killed */
         PROC_FAIL_STOPPED = 3, /* the agent is stopping; the tree was killed */
+        PROC_FAIL_LIMIT = 4,   /* the cgroup's memory or pids limit stopped part of the tree */
 };
 
 typedef struct ProcRunner {

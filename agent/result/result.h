@@ -22,6 +22,8 @@ enum {
         RESULT_CODE_SANDBOX = 102,     /* a command could not be started in its sandbox */
         RESULT_CODE_INTERRUPTED = 103, /* the agent stopped, or died, while the plan ran */
         RESULT_CODE_NO_SPACE = 104,    /* the plan could not be stored: the agent's disk is full */
+        RESULT_CODE_STAMP = 105,       /* refused for its Stamp: not newer than the last accepted */
+        RESULT_CODE_LIMIT = 106,       /* a script reached memory_max or pids_max */
 };
 
 /* A success result: Body is the Body's return value (borrowed; json null

@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include "child/child.h"
+#include "child/child-session.h"
 #include "config/config.h"
 #include "proc/proc.h"
 #include "runner/runner.h"
@@ -58,8 +59,10 @@ typedef struct RunnerJob {
         bool thread_started; /* false while the last plan's thread cleans up */
         Child *child;
         CgroupRun *cg_run;
-        bool cg_events_logged; /* log_run_events() has spoken for this run */
+        bool cg_events_logged; /* kill_run_cgroup() has spoken for this run */
         int status_fd;         /* read end of the sandbox helper's status pipe, -1 if none */
+        /* The run's audit session, CHILD_SESSION_NONE for none. */
+        uint32_t session;
 } RunnerJob;
 
 struct Runner {
@@ -76,6 +79,9 @@ struct Runner {
         gid_t owner_gid;   /* [sandbox] group, looked up */
         Cgroup *cgroup;    /* owned, NULL when cgroups are off */
         uv_async_t wake;   /* the plan thread wakes the loop with it */
+        /* The agent's own audit session: a run that kept it has none. */
+        uint32_t own_session;
+        uid_t audit_uid; /* the loginuid scripts get (child_session_uid()) */
         uv_timer_t plan_timer;
         uv_timer_t stop_timer;
         uv_mutex_t lock;

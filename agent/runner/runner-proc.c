@@ -38,35 +38,88 @@ static void set_failure(ProcResult *res, int kind, const char *fmt, ...)
         res->failure_kind = kind;
 }
 
-/* Say what the cgroup's limits did to the run, once: before the cgroup is
- * removed, which happens either at the tree kill or after the exit. */
-static void log_run_events(RunnerJob *job)
+/* What the cgroup's limits did to the run, as one sentence ("3 fork(s)
+ * refused at pids_max=4096"), or NULL when they did nothing (or on
+ * -ENOMEM). */
+static char *describe_events(const RunnerJob *job, const CgroupEvents *ev)
 {
-        const struct ConfigSandbox *sb = &job->runner->cfg->sandbox;
-        CgroupEvents ev = {0};
+        _cleanup_strbuf_ StrBuf b = STRBUF_INIT;
+        uint64_t memory_max;
+        unsigned pids_max;
+        char *text = NULL;
+        int r = 0;
 
-        if (!job->cg_run || job->cg_events_logged || cgroup_run_events(job->cg_run, &ev) != 0)
-                return;
+        cgroup_limits(job->runner->cgroup, &memory_max, &pids_max);
+        if (ev->oom_kills > 0)
+                r = strbuf_printf(&b, "%llu process(es) killed at memory_max=%llu",
+                                  (unsigned long long)ev->oom_kills,
+                                  (unsigned long long)memory_max);
+        if (r >= 0 && ev->pids_max > 0)
+                r = strbuf_printf(&b, "%s%llu fork(s) refused at pids_max=%u", b.len ? "; " : "",
+                                  (unsigned long long)ev->pids_max, pids_max);
+        if (r < 0 || b.len == 0 || strbuf_steal(&b, &text) < 0)
+                return NULL;
+        return text;
+}
+
+/* Kill what is left in the run's cgroup and remove it (again: a call after
+ * the tree kill finds nothing to do), then say what its limits did, once.
+ * The counts are read when the cgroup has emptied (cgroup_run_events()
+ * after cgroup_run_kill_and_remove()), so that a fork bomb whose shell
+ * exited at once is counted whole. *ret gets the sentence of
+ * describe_events(), owned, or NULL. */
+static int kill_run_cgroup(RunnerJob *job, char **ret)
+{
+        CgroupEvents ev = {0};
+        int r;
+
+        *ret = NULL;
+        if (!job->cg_run)
+                return 0;
+        r = cgroup_run_kill_and_remove(job->cg_run, CGROUP_REMOVE_MS);
+        if (cgroup_run_events(job->cg_run, &ev) != 0)
+                return r;
+        *ret = describe_events(job, &ev);
+        if (*ret && !job->cg_events_logged)
+                log_warning(job->id, "%s: %s", job->req->what, *ret);
         job->cg_events_logged = true;
-        if (ev.oom_kills > 0)
-                log_warning(job->id, "%s: %llu process(es) killed at memory_max=%llu",
-                            job->req->what, (unsigned long long)ev.oom_kills,
-                            (unsigned long long)sb->memory_max);
-        if (ev.pids_max > 0)
-                log_warning(job->id, "%s: %llu fork(s) refused at pids_max=%u", job->req->what,
-                            (unsigned long long)ev.pids_max, sb->pids_max);
+        return r;
+}
+
+/* Kill what still carries the run's audit session: a process that left
+ * its cgroup (root may write another cgroup.procs) or ran without one. */
+static void kill_run_session(RunnerJob *job)
+{
+        int n;
+
+        if (job->session == CHILD_SESSION_NONE)
+                return;
+        n = child_session_kill(job->runner->proc_fd, job->session);
+        if (n > 0)
+                log_warning(job->id,
+                            "%s: %d process(es) of the run outside its cgroup killed "
+                            "(audit session %u)",
+                            job->req->what, n, (unsigned)job->session);
+        else if (n < 0)
+                log_warning(job->id, "%s: cannot look for the run's processes: %s", job->req->what,
+                            strerror(-n));
 }
 
 /* The cgroup kills whatever left the process group (a daemonised
- * grandchild). It has no SIGTERM of its own, so it joins in at SIGKILL. */
+ * grandchild), the audit session what left the cgroup. Neither has a
+ * SIGTERM of its own, so they join in at SIGKILL. */
 static void runner_kill_tree(void *userdata, int sig)
 {
         RunnerJob *job = userdata;
+        char *events = NULL;
 
-        if (sig == SIGKILL && job->cg_run) {
-                log_run_events(job);
-                cgroup_run_kill_and_remove(job->cg_run, CGROUP_REMOVE_MS);
+        if (sig != SIGKILL)
+                return;
+        if (job->cg_run) {
+                (void)kill_run_cgroup(job, &events);
+                free(events);
         }
+        kill_run_session(job);
 }
 
 /* The helper's status line, if it wrote one: the sandbox could not be
@@ -86,18 +139,27 @@ static char *read_status_line(int fd)
         return strdup(buf);
 }
 
-static void release_run(RunnerJob *job)
+/* *ret_events (may be NULL): what the cgroup's limits did, as
+ * kill_run_cgroup() says it. */
+static void release_run(RunnerJob *job, char **ret_events)
 {
+        char *events = NULL;
+
         if (job->status_fd >= 0) {
                 close(job->status_fd);
                 job->status_fd = -1;
         }
         if (job->cg_run) {
-                log_run_events(job);
-                if (cgroup_run_kill_and_remove(job->cg_run, CGROUP_REMOVE_MS) != 0)
+                if (kill_run_cgroup(job, &events) != 0)
                         log_warning(job->id, "%s: its cgroup could not be removed", job->req->what);
                 job->cg_run = cgroup_run_free(job->cg_run);
         }
+        kill_run_session(job);
+        job->session = CHILD_SESSION_NONE;
+        if (ret_events)
+                *ret_events = events;
+        else
+                free(events);
 }
 
 static void take_output(ChildOutput *o, char **ret, size_t *ret_len)
@@ -113,6 +175,7 @@ static void runner_on_child_done(Child *c, ChildResult *cr, void *userdata)
         Runner *r = job->runner;
         ProcResult *res = job->res;
         _cleanup_free_ char *status = read_status_line(job->status_fd);
+        _cleanup_free_ char *events = NULL;
         int cancel = atomic_load(&job->cancel);
         pid_t group = child_get_pid(c);
 
@@ -156,9 +219,14 @@ static void runner_on_child_done(Child *c, ChildResult *cr, void *userdata)
         if (cr->error < 0)
                 log_warning(job->id, "%s: output could not be kept whole: %s", job->req->what,
                             strerror(-cr->error));
+        release_run(job, &events);
+        /* A limit that stopped part of the run is why it went wrong, more
+         * than the exit code it left (a fork bomb's shell exits 0). */
+        if (events && !res->failure)
+                set_failure(res, PROC_FAIL_LIMIT, "%s reached a limit of its sandbox: %s",
+                            job->req->what, events);
         log_info(job->id, "%s finished: exit code %d%s%s", job->req->what, res->exit_code,
                  res->failure ? ", " : "", res->failure ? res->failure : "");
-        release_run(job);
         runner_request_finish(job, 0);
 }
 
@@ -188,6 +256,24 @@ static int open_spawn_cgroup(const RunnerJob *job)
         if (n != 1)
                 return -1;
         return open(dirs[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* The session the child took, or CHILD_SESSION_NONE when it kept the
+ * agent's (no audit in the kernel, a loginuid it may not change, no
+ * clone3): said once, as the method is the process's. */
+static uint32_t run_session(const RunnerJob *job)
+{
+        static bool none_logged;
+        uint32_t s = child_session_of(job->runner->proc_fd, child_get_pid(job->child));
+
+        if (s != CHILD_SESSION_NONE && s != job->runner->own_session)
+                return s;
+        if (!none_logged)
+                log_info(job->id, "scripts cannot be given an audit session of their own; a "
+                                  "process that leaves its run's cgroup is not found after the "
+                                  "run");
+        none_logged = true;
+        return CHILD_SESSION_NONE;
 }
 
 /* Build the command of run and spawn it, with the sandbox's steps as the
@@ -225,6 +311,8 @@ static int spawn_built(RunnerJob *job, const SandboxRun *run, int cgroup_fd, int
         spec.kill_tree = runner_kill_tree;
         spec.kill_userdata = job;
         spec.cgroup_fd = cgroup_fd;
+        spec.audit_proc_fd = sb->enabled ? r->proc_fd : -1;
+        spec.audit_uid = r->audit_uid;
         if (direct) {
                 /* Read by the child only, and only until child_spawn()
                  * returns: the program runs by then, or never will. */
@@ -232,7 +320,10 @@ static int spawn_built(RunnerJob *job, const SandboxRun *run, int cgroup_fd, int
                 spec.exec_failed = sandbox_direct_exec_failed;
                 spec.exec_data = direct;
         }
-        return child_spawn(r->loop, &spec, runner_on_child_done, job, &job->child);
+        rc = child_spawn(r->loop, &spec, runner_on_child_done, job, &job->child);
+        if (rc == 0 && spec.audit_proc_fd >= 0)
+                job->session = run_session(job);
+        return rc;
 }
 
 /* Build the command through the sandbox builder and spawn it. Returns 0
@@ -251,6 +342,7 @@ static int runner_proc_spawn(RunnerJob *job)
         int rc;
 
         job->cg_events_logged = false;
+        job->session = CHILD_SESSION_NONE;
         if (r->cgroup && cgroup_version(r->cgroup) != CGROUP_VERSION_NONE) {
                 rc = cgroup_run_new(r->cgroup, job->id, &job->cg_run);
                 if (rc < 0) {
@@ -320,7 +412,7 @@ void runner_proc_start(RunnerJob *job)
                 runner_request_finish(job, 0);
         } else if (runner_proc_spawn(job) < 0) {
                 log_error(job->id, "%s", job->res->failure);
-                release_run(job);
+                release_run(job, NULL);
                 runner_request_finish(job, 0);
         }
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysinfo.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -252,19 +253,40 @@ static int runner_setup_owner(Runner *r, char **ret_error)
         return 0;
 }
 
+/* memory_max = auto: this share of the machine's RAM, which leaves the
+ * rest (a fifth; about 100 MiB on a 512 MiB VM) to the agent, the system's
+ * services and the kernel, while a package install, whose peak is well
+ * under that (docs/sandbox.md, "What holds by default"), still fits. */
+#define RUNNER_MEMORY_AUTO_PERCENT 80
+
+/* The memory limit of memory_max = auto, or 0 when the RAM is not known. */
+static uint64_t memory_max_auto(void)
+{
+        struct sysinfo si;
+
+        if (sysinfo(&si) < 0)
+                return 0;
+        return (uint64_t)si.totalram * si.mem_unit / 100 * RUNNER_MEMORY_AUTO_PERCENT;
+}
+
 /* Cgroups are set up once, at start: where they go, and whether a feature
  * that was asked for is missing (an error) or merely unavailable under
- * cgroup = auto (a warning). */
+ * cgroup = auto (a warning). The limits of `auto` are defaults, not asked
+ * for: a cgroup without their controllers only costs them (a warning). */
 static int runner_setup_cgroup(Runner *r, char **ret_warning, char **ret_error)
 {
         const struct ConfigSandbox *sb = &r->cfg->sandbox;
         CgroupOptions o = {0};
         char *reason = NULL;
+        bool asked;
         int rc;
 
         o.mode = sb->enabled ? sb->cgroup : CONFIG_CGROUP_OFF;
-        o.memory_max = sb->memory_max;
-        o.pids_max = sb->pids_max;
+        o.memory_optional = sb->memory_max == CONFIG_MEMORY_MAX_AUTO;
+        o.memory_max = o.memory_optional ? memory_max_auto() : sb->memory_max;
+        o.pids_optional = sb->pids_max == CONFIG_PIDS_MAX_AUTO;
+        o.pids_max = o.pids_optional ? RUNNER_PIDS_MAX_AUTO : sb->pids_max;
+        asked = (o.memory_max > 0 && !o.memory_optional) || (o.pids_max > 0 && !o.pids_optional);
         rc = cgroup_setup(&o, &r->cgroup, &reason);
         if (rc == CGROUP_UNAVAILABLE) {
                 if (asprintf(ret_error, "[sandbox] cgroup = %s cannot be applied: %s",
@@ -277,7 +299,7 @@ static int runner_setup_cgroup(Runner *r, char **ret_warning, char **ret_error)
         if (rc < 0)
                 return rc;
         if (reason) {
-                if ((sb->memory_max > 0 || sb->pids_max > 0) && o.mode != CONFIG_CGROUP_OFF) {
+                if (asked && cgroup_version(r->cgroup) == CGROUP_VERSION_NONE) {
                         /* Limits were asked for; without a cgroup nobody
                          * would enforce them. */
                         if (asprintf(ret_error, "[sandbox] memory_max/pids_max need a cgroup: %s",
@@ -376,6 +398,9 @@ int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner *
         rc = runner_setup_proc(r, ret_warning);
         if (rc != 0)
                 goto fail;
+        r->own_session =
+                r->proc_fd >= 0 ? child_session_of(r->proc_fd, getpid()) : CHILD_SESSION_NONE;
+        r->audit_uid = r->proc_fd >= 0 ? child_session_uid(r->proc_fd) : getuid();
 
         uv_mutex_init(&r->lock);
         uv_cond_init(&r->cond);

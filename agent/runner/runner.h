@@ -38,6 +38,14 @@ typedef void (*runner_done_cb)(Runner *r, json_t *result, void *userdata);
  * asked for cannot be applied (cgroup = v2 on a v1 host, no sandbox helper);
  * or a negative errno. */
 #define RUNNER_UNAVAILABLE 1
+
+/* [sandbox] pids_max = auto: the process (and thread) limit of a run's
+ * cgroup. systemd gives a service 15% of kernel.pid_max by default (4915
+ * of 32768); a package install peaks in the tens (docs/sandbox.md, "What
+ * holds by default"). memory_max = auto is a share of the RAM
+ * (runner.c). */
+#define RUNNER_PIDS_MAX_AUTO 4096
+
 int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner **ret,
                char **ret_warning, char **ret_error);
 

@@ -44,6 +44,7 @@ struct Cgroup {
         size_t n_places;
         uint64_t memory_max;
         unsigned pids_max;
+        unsigned optional; /* CGROUP_CTL_* of limits that may be left out */
         unsigned long seq; /* the n of the last run's name */
 };
 
@@ -52,7 +53,14 @@ struct CgroupRun {
         char *dirs[CGROUP_MAX_DIRS + 1]; /* owned, NULL-terminated */
         unsigned controllers[CGROUP_MAX_DIRS];
         size_t n;
+        /* The counts as they were when the cgroup had emptied, kept for
+         * cgroup_run_events() once the directories are gone. */
+        CgroupEvents events;
+        bool events_kept;
 };
+
+/* Read the run's counters from its directories (see cgroup_run_events()). */
+int cgroup_run_events_read(const CgroupRun *run, CgroupEvents *ret);
 
 /* Read dir/name whole (cgroup files are small; cgroup.procs has a cap).
  * Returns 0 or a negative errno. */

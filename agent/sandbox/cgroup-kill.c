@@ -131,6 +131,13 @@ int cgroup_run_kill_and_remove(CgroupRun *run, unsigned timeout_ms)
                 for (size_t i = 0; i < run->n; i++)
                         if ((r = sweep(run->dirs[i], !kill_file, &populated)) < 0)
                                 return r;
+                /* The counts, for cgroup_run_events() after the removal:
+                 * read once nothing is left that could add to them. */
+                if (!populated && !run->events_kept) {
+                        if ((r = cgroup_run_events_read(run, &run->events)) < 0)
+                                return r;
+                        run->events_kept = true;
+                }
                 /* rmdir can still say EBUSY for a moment after the list has
                  * emptied, while the last exits are accounted. */
                 for (size_t i = run->n; !populated && i > 0; i--) {

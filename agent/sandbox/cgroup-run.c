@@ -133,6 +133,15 @@ static uint64_t keyed_value(const char *text, const char *key)
 
 int cgroup_run_events(const CgroupRun *run, CgroupEvents *ret)
 {
+        if (run->events_kept) {
+                *ret = run->events;
+                return 0;
+        }
+        return cgroup_run_events_read(run, ret);
+}
+
+int cgroup_run_events_read(const CgroupRun *run, CgroupEvents *ret)
+{
         CgroupEvents ev = {0, 0};
 
         for (size_t i = 0; i < run->n; i++)

@@ -354,6 +354,44 @@ static void places_clear(Cgroup *cg)
         cg->version = CGROUP_VERSION_NONE;
 }
 
+/* prefix, then why each version is unusable. Returns 0 or -ENOMEM; *ret
+ * is NULL on failure. */
+static int reasons_join(const char *prefix, const char *reason2, const char *reason1, char **ret)
+{
+        if (asprintf(ret, "%s%s%s%s%s%s", prefix, reason2 ? "cgroup v2: " : "",
+                     reason2 ? reason2 : "", reason2 && reason1 ? "; " : "",
+                     reason1 ? "cgroup v1: " : "", reason1 ? reason1 : "") < 0) {
+                *ret = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* v2 then v1, as the mode allows; *reason2 and *reason1 say why each
+ * version that was tried is unusable. */
+static int probe(Cgroup *cg, const CgroupOptions *o, const char *sysfs, const char *proc,
+                 char **reason2, char **reason1)
+{
+        int r;
+
+        if (o->mode == CONFIG_CGROUP_AUTO || o->mode == CONFIG_CGROUP_V2) {
+                r = probe_v2(cg, o, sysfs, proc, reason2);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        places_clear(cg);
+        }
+        if (cg->version == CGROUP_VERSION_NONE &&
+            (o->mode == CONFIG_CGROUP_AUTO || o->mode == CONFIG_CGROUP_V1)) {
+                r = probe_v1(cg, sysfs, proc, reason1);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        places_clear(cg);
+        }
+        return 0;
+}
+
 int cgroup_setup(const CgroupOptions *o, Cgroup **ret, char **ret_reason)
 {
         _cleanup_(cgroup_freep) Cgroup *cg = NULL;
@@ -361,6 +399,7 @@ int cgroup_setup(const CgroupOptions *o, Cgroup **ret, char **ret_reason)
         const char *sysfs = o->sysfs ? o->sysfs : "/sys/fs/cgroup";
         const char *proc_file = o->proc_cgroup ? o->proc_cgroup : "/proc/self/cgroup";
         CgroupOptions opts = *o;
+        unsigned optional;
         int r;
 
         opts.proc_cgroup = proc_file;
@@ -369,6 +408,8 @@ int cgroup_setup(const CgroupOptions *o, Cgroup **ret, char **ret_reason)
                 return -ENOMEM;
         cg->memory_max = o->memory_max;
         cg->pids_max = o->pids_max;
+        cg->optional = (o->memory_optional ? CGROUP_CTL_MEMORY : 0u) |
+                       (o->pids_optional ? CGROUP_CTL_PIDS : 0u);
 
         if (o->mode != CONFIG_CGROUP_OFF) {
                 r = file_read_all(proc_file, CGROUP_FILE_MAX, &proc, NULL);
@@ -378,33 +419,59 @@ int cgroup_setup(const CgroupOptions *o, Cgroup **ret, char **ret_reason)
                     (r = unavailable(&reason, "cannot read %s: %s", proc_file, strerror(-r))) < 0)
                         return r;
         }
-        if (proc && (o->mode == CONFIG_CGROUP_AUTO || o->mode == CONFIG_CGROUP_V2)) {
-                r = probe_v2(cg, &opts, sysfs, proc, &reason2);
-                if (r < 0)
+        if (proc && (r = probe(cg, &opts, sysfs, proc, &reason2, &reason1)) < 0)
+                return r;
+        optional = needed_controllers(cg) & cg->optional;
+        /* Defaults are not worth losing the cgroup for: it is also what
+         * kills a run's whole tree. Leave out as few as will do: memory,
+         * else pids, else both. */
+        for (unsigned i = 0; proc && cg->version == CGROUP_VERSION_NONE && i < 3; i++) {
+                static const unsigned drops[] = {CGROUP_CTL_MEMORY, CGROUP_CTL_PIDS,
+                                                 CGROUP_CTL_MEMORY | CGROUP_CTL_PIDS};
+                _cleanup_free_ char *again2 = NULL, *again1 = NULL;
+                uint64_t memory_max = cg->memory_max;
+                unsigned pids_max = cg->pids_max, drop = drops[i];
+
+                if ((drop & optional) != drop)
+                        continue;
+                if (drop & CGROUP_CTL_MEMORY)
+                        cg->memory_max = 0;
+                if (drop & CGROUP_CTL_PIDS)
+                        cg->pids_max = 0;
+                if ((r = probe(cg, &opts, sysfs, proc, &again2, &again1)) < 0)
                         return r;
-                if (r > 0)
-                        places_clear(cg);
-        }
-        if (proc && cg->version == CGROUP_VERSION_NONE &&
-            (o->mode == CONFIG_CGROUP_AUTO || o->mode == CONFIG_CGROUP_V1)) {
-                r = probe_v1(cg, sysfs, proc, &reason1);
-                if (r < 0)
-                        return r;
-                if (r > 0)
-                        places_clear(cg);
+                if (cg->version != CGROUP_VERSION_NONE) {
+                        free(reason);
+                        r = reasons_join(drop == (CGROUP_CTL_MEMORY | CGROUP_CTL_PIDS)
+                                                 ? "memory_max and pids_max are not applied, as "
+                                                   "no cgroup offers their controllers: "
+                                         : drop == CGROUP_CTL_MEMORY
+                                                 ? "memory_max is not applied, as no cgroup "
+                                                   "offers its controller with the others: "
+                                                 : "pids_max is not applied, as no cgroup offers "
+                                                   "its controller with the others: ",
+                                         reason2, reason1, &reason);
+                        if (r < 0)
+                                return r;
+                        if (ret_reason)
+                                *ret_reason = TAKE_PTR(reason);
+                        *ret = TAKE_PTR(cg);
+                        return 0;
+                }
+                /* What stands in the way of the limits that remain. */
+                cg->memory_max = memory_max;
+                cg->pids_max = pids_max;
+                free(reason2);
+                free(reason1);
+                reason2 = TAKE_PTR(again2);
+                reason1 = TAKE_PTR(again1);
         }
 
         if (o->mode != CONFIG_CGROUP_OFF && cg->version == CGROUP_VERSION_NONE) {
                 if (reason2 || reason1) {
                         free(reason);
-                        reason = NULL;
-                        r = asprintf(&reason, "%s%s%s%s%s", reason2 ? "cgroup v2: " : "",
-                                     reason2 ? reason2 : "", reason2 && reason1 ? "; " : "",
-                                     reason1 ? "cgroup v1: " : "", reason1 ? reason1 : "");
-                        if (r < 0) {
-                                reason = NULL;
-                                return -ENOMEM;
-                        }
+                        if ((r = reasons_join("", reason2, reason1, &reason)) < 0)
+                                return r;
                 }
                 if (o->mode != CONFIG_CGROUP_AUTO) {
                         if (ret_reason)
@@ -430,6 +497,12 @@ Cgroup *cgroup_free(Cgroup *cg)
 CgroupVersion cgroup_version(const Cgroup *cg)
 {
         return cg->version;
+}
+
+void cgroup_limits(const Cgroup *cg, uint64_t *ret_memory_max, unsigned *ret_pids_max)
+{
+        *ret_memory_max = cg->memory_max;
+        *ret_pids_max = cg->pids_max;
 }
 
 int cgroup_describe(const Cgroup *cg, char **ret)

@@ -9,6 +9,7 @@
  * sentences for the caller to log. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -37,6 +38,11 @@ typedef struct CgroupOptions {
         const char *sysfs;   /* NULL = "/sys/fs/cgroup" */
         const char *proc_cgroup; /* NULL = "/proc/self/cgroup" */
         pid_t self;              /* the agent's pid, 0 = getpid() */
+        /* The limit is a default, not asked for: when no hierarchy offers
+         * its controller, runs go without it (and the reason says so)
+         * rather than without a cgroup. */
+        bool memory_optional;
+        bool pids_optional;
 } CgroupOptions;
 
 /* What the kernel did to a run because of its limits. */
@@ -54,7 +60,9 @@ typedef struct CgroupRun CgroupRun;
  * docs/sandbox.md). Returns:
  *   0: *ret is set. Its version is NONE when the mode is off, or when auto
  *      found nothing usable; then *ret_reason (if given) holds a sentence the
- *      caller logs as a warning. Otherwise *ret_reason is NULL.
+ *      caller logs as a warning. It holds one too when an optional limit
+ *      was left out (cgroup_limits() gives what holds). Otherwise
+ *      *ret_reason is NULL.
  *   CGROUP_UNAVAILABLE: the forced mode (v1 or v2) cannot be had; *ret is
  *      untouched and *ret_reason (if given) says why. Runs must then fail:
  *      a limit that was asked for is never dropped quietly.
@@ -65,6 +73,9 @@ Cgroup *cgroup_free(Cgroup *cg);
 DEFINE_CLEANUP(Cgroup, cgroup_free)
 
 CgroupVersion cgroup_version(const Cgroup *cg);
+
+/* The limits every run gets (0: none), optional ones left out included. */
+void cgroup_limits(const Cgroup *cg, uint64_t *ret_memory_max, unsigned *ret_pids_max);
 
 /* One line for the log, e.g. "cgroup v1 in /sys/fs/cgroup/memory,
  * /sys/fs/cgroup/pids; memory_max=67108864 pids_max=20". Returns 0 or
@@ -83,9 +94,10 @@ int cgroup_run_new(Cgroup *cg, const char *id, CgroupRun **ret);
  * *ret_n (if given) is their number. Owned by run. */
 const char *const *cgroup_run_dirs(const CgroupRun *run, size_t *ret_n);
 
-/* Read the run's OOM kills and refused forks. Call it before
- * cgroup_run_kill_and_remove(). Counters the kernel does not offer read as
- * 0. Returns 0 or a negative errno. */
+/* Read the run's OOM kills and refused forks: before
+ * cgroup_run_kill_and_remove(), as they are now; after it, as they were
+ * when the cgroup had emptied, the whole count. Counters the kernel does
+ * not offer read as 0. Returns 0 or a negative errno. */
 int cgroup_run_events(const CgroupRun *run, CgroupEvents *ret);
 
 /* Kill every process still in the run's cgroup (v2: cgroup.kill where the

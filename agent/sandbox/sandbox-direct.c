@@ -8,12 +8,15 @@
 #include <unistd.h>
 
 #include "sandbox/sandbox-steps.h"
+#include "util/strv.h"
 
 struct SandboxDirect {
         SandboxRlimit rlimits[4];
         size_t n_rlimits;
         SandboxIdentity id;
         bool no_new_privs;
+        char **cgroups; /* owned, NULL-terminated: to join first, or NULL */
+        size_t n_cgroups;
         bool oom_score_adj;
         int proc_fd;   /* in the child; -1 = by path */
         pid_t parent;  /* the agent: the child dies with it */
@@ -60,6 +63,14 @@ int sandbox_direct_new(const struct ConfigSandbox *cfg, const SandboxRun *run, S
             sandbox_identity_resolve(cfg->user, cfg->group, &d->id, &d->lookup_error) < 0)
                 d->lookup_failed = true;
         d->no_new_privs = cfg->no_new_privs;
+        if (!run->cgroups_at_spawn && run->n_cgroups > 0) {
+                d->cgroups = calloc(run->n_cgroups + 1, sizeof(*d->cgroups));
+                if (!d->cgroups)
+                        return -ENOMEM;
+                for (; d->n_cgroups < run->n_cgroups; d->n_cgroups++)
+                        if (!(d->cgroups[d->n_cgroups] = strdup(run->cgroups[d->n_cgroups])))
+                                return -ENOMEM;
+        }
         d->oom_score_adj = run->oom_score_adj;
         d->proc_fd = run->proc_fd > STDERR_FILENO ? run->proc_fd : -1;
         d->parent = getpid();
@@ -77,6 +88,7 @@ SandboxDirect *sandbox_direct_free(SandboxDirect *d)
 {
         if (!d)
                 return NULL;
+        strv_free(d->cgroups);
         sandbox_identity_clear(&d->id);
         free(d->chdir);
         free(d->program);
@@ -92,7 +104,8 @@ static void direct_steps(const SandboxDirect *d)
 
         if (d->lookup_failed)
                 sandbox_steps_fail(d->status_fd, SANDBOX_EXIT_SETUP, &d->lookup_error);
-        if ((d->oom_score_adj &&
+        if (sandbox_steps_join_cgroups((const char *const *)d->cgroups, d->n_cgroups, &e) < 0 ||
+            (d->oom_score_adj &&
              sandbox_steps_oom_score_adj(d->proc_fd, SANDBOX_OOM_SCORE_ADJ, &e) < 0) ||
             sandbox_steps_rlimits(d->rlimits, d->n_rlimits, &e) < 0 ||
             sandbox_steps_identity(&d->id, &e) < 0 ||

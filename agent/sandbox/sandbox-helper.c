@@ -94,20 +94,10 @@ static void check_step(int r, const SandboxStepError *e)
  * read-only. */
 static void join_cgroups(const HelperOptions *o)
 {
-        char path[PATH_MAX], pid[32];
-        int len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+        SandboxStepError e;
 
-        for (size_t i = 0; i < o->n_cgroups; i++) {
-                int fd;
-
-                if (snprintf(path, sizeof(path), "%s/cgroup.procs", o->cgroups[i]) >=
-                    (int)sizeof(path))
-                        helper_die(ENAMETOOLONG, "cgroup %s", o->cgroups[i]);
-                fd = open(path, O_WRONLY | O_CLOEXEC);
-                if (fd < 0 || write(fd, pid, (size_t)len) != len)
-                        helper_die(errno, "cgroup %s", o->cgroups[i]);
-                close(fd);
-        }
+        check_step(sandbox_steps_join_cgroups((const char *const *)o->cgroups, o->n_cgroups, &e),
+                   &e);
 }
 
 /* A new network namespace has only a loopback device, and it is down. */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -243,6 +244,37 @@ int sandbox_steps_chdir(const char *dir, SandboxStepError *e)
                 text_puts(&t, dir);
                 step_end(e, &t);
                 return -1;
+        }
+        return 0;
+}
+
+int sandbox_steps_join_cgroups(const char *const *dirs, size_t n, SandboxStepError *e)
+{
+        static const char procs[] = "/cgroup.procs";
+
+        for (size_t i = 0; i < n; i++) {
+                size_t len = strlen(dirs[i]);
+                char path[PATH_MAX];
+                int fd, err = ENAMETOOLONG;
+
+                if (len + sizeof(procs) <= sizeof(path)) {
+                        memcpy(path, dirs[i], len);
+                        memcpy(path + len, procs, sizeof(procs));
+                        fd = open(path, O_WRONLY | O_CLOEXEC);
+                        err = fd < 0 ? errno : 0;
+                        /* "0" is the writer, in v1 and v2 alike. */
+                        if (fd >= 0 && write(fd, "0", 1) != 1)
+                                err = errno ? errno : EIO;
+                        if (fd >= 0)
+                                close(fd);
+                }
+                if (err) {
+                        StepText t = step_begin(e, "cgroup ", err);
+
+                        text_puts(&t, dirs[i]);
+                        step_end(e, &t);
+                        return -1;
+                }
         }
         return 0;
 }

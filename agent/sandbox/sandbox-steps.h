@@ -72,6 +72,10 @@ int sandbox_steps_die_with_parent(pid_t parent, int alive_fd, SandboxStepError *
 
 int sandbox_steps_chdir(const char *dir, SandboxStepError *e);
 
+/* Move the calling process into each cgroup directory dirs[i] (writes "0"
+ * to its cgroup.procs); "cgroup <dir>" on failure. */
+int sandbox_steps_join_cgroups(const char *const *dirs, size_t n, SandboxStepError *e);
+
 /* Fill e with "exec PROGRAM" and err. */
 void sandbox_steps_exec_error(const char *program, int err, SandboxStepError *e);
 

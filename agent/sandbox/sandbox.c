@@ -249,7 +249,7 @@ bool sandbox_uses_helper(const struct ConfigSandbox *cfg, const SandboxRun *run)
 {
         if (!cfg->enabled)
                 return false;
-        if (run->force_helper || (run->n_cgroups > 0 && !run->cgroups_at_spawn))
+        if (run->force_helper)
                 return true;
         for (size_t i = 0; i < ELEMENTSOF(namespaces); i++)
                 if (namespace_on(cfg, i))

@@ -294,6 +294,18 @@ open(path, "w").write(json.dumps(plan))
 EOF
 }
 
+# answer NAME FILE...: publish each file to the queue $q, drain one result
+# per file from $rq into $T/NAME; prints how many came. q and rq are the
+# calling test's.
+# shellcheck disable=SC2154
+answer() {
+    local name=$1
+    shift
+    mkdir -p "$T/$name"
+    amqp publish "$q" "$@" >/dev/null
+    amqp drain --count $# --idle 20000 --out "$T/$name" "$rq"
+}
+
 # Mask the two fields that differ between two runs of one plan.
 mask_result() { sed -E 's/"ID": "[0-9a-f]{32}"/"ID": "<id>"/; s/"Time": "[^"]*"/"Time": "<time>"/'; }
 

@@ -20,16 +20,6 @@ script_plan "$T/stamped.json" stamped "$script" 777
 script_plan "$T/plain.json" plain "$script"
 script_plan "$T/other.json" plain "$(printf '#!/bin/sh\necho "$1" >> %s\necho other\n' "$runlog")"
 
-# answer NAME FILE...: publish each file, drain one result per file into
-# $T/NAME.
-answer() {
-    local name=$1
-    shift
-    mkdir -p "$T/$name"
-    amqp publish "$q" "$@" >/dev/null
-    amqp drain --count $# --idle 20000 --out "$T/$name" "$rq"
-}
-
 same "stamped: first answer" 1 "$(answer s1 "$T/stamped.json")"
 same "stamped: sent again, answered again" 1 "$(answer s2 "$T/stamped.json")"
 check "stamped: the same result document, byte for byte" cmp "$T/s1/00001.body" "$T/s2/00001.body"
