@@ -225,10 +225,7 @@ static AstExpr *power(Parser *p)
                 return a;
         parser_advance(p);
         /* 2 ** 2 ** 2 ... nests to the right: count it. */
-        if (parser_enter(p) < 0)
-                return NULL;
-        AstExpr *b = factor(p);
-        parser_leave(p);
+        AstExpr *b = parser_nested(p, factor);
         if (!b)
                 return NULL;
         AstExpr *e = parser_expr_new(p, AST_BINOP, a->line);
@@ -260,10 +257,7 @@ static AstExpr *factor(Parser *p)
                 return power(p);
         int line = t->line;
         parser_advance(p);
-        if (parser_enter(p) < 0)
-                return NULL;
-        AstExpr *v = factor(p);
-        parser_leave(p);
+        AstExpr *v = parser_nested(p, factor);
         if (!v)
                 return NULL;
         /* -1 is a constant. (-9223372036854775808 stays a negation of a
@@ -314,25 +308,14 @@ static AstExpr *one_slice(Parser *p)
         return parser_fix_depth(p, e) < 0 ? NULL : e;
 }
 
+static bool slice_follows(Parser *p)
+{
+        return !parser_is_op(p, 0, OP_RSQB);
+}
+
 static AstExpr *slices(Parser *p)
 {
-        int line = parser_peek(p, 0)->line;
-        AstExpr *e = one_slice(p);
-        if (!e || !parser_is_op(p, 0, OP_COMMA))
-                return e;
-        size_t base = p->n_stack;
-        if (parser_push(p, e) < 0)
-                return NULL;
-        while (parser_accept_op(p, OP_COMMA)) {
-                if (parser_is_op(p, 0, OP_RSQB))
-                        break;
-                e = one_slice(p);
-                if (!e || parser_push(p, e) < 0) {
-                        p->n_stack = base;
-                        return NULL;
-                }
-        }
-        return parser_seq_node(p, AST_TUPLE, line, base);
+        return parser_comma_tuple(p, one_slice, slice_follows);
 }
 
 /* A call or subscript trailer after e, in *ret. A generic failure inside

@@ -314,6 +314,15 @@ int parser_enter(Parser *p)
         return 0;
 }
 
+AstExpr *parser_nested(Parser *p, AstExpr *(*rule)(Parser *p))
+{
+        if (parser_enter(p) < 0)
+                return NULL;
+        AstExpr *e = rule(p);
+        parser_leave(p);
+        return e;
+}
+
 int parser_nomem(Parser *p)
 {
         return ast_error_replace(p->err, AST_ERR_NOMEM, 0, "out of memory");

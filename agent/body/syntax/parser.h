@@ -196,6 +196,9 @@ static inline void parser_leave(Parser *p)
 {
         p->depth--;
 }
+/* Parse rule one nesting level deeper (parser_enter() .. parser_leave()):
+ * its node, or NULL with the error set. */
+AstExpr *parser_nested(Parser *p, AstExpr *(*rule)(Parser *p));
 int parser_nomem(Parser *p);
 
 /* Arrays: push items, then collect the top n into the arena. */
@@ -233,6 +236,9 @@ AstExpr *parser_starred(Parser *p);
 AstExpr *parser_star_named_expression(Parser *p);
 /* A node of `kind` whose seq.items are the stack's items from base. */
 AstExpr *parser_seq_node(Parser *p, int kind, int line, size_t base);
+/* item, or item (',' item)* [','] as a tuple, where more() says whether
+ * another item follows a comma. NULL with the error set. */
+AstExpr *parser_comma_tuple(Parser *p, AstExpr *(*item)(Parser *p), bool (*more)(Parser *p));
 AstExpr *parser_atom(Parser *p);
 /* At `for` (or `async for`): a comprehension starts. */
 bool parser_at_for(Parser *p);
