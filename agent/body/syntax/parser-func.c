@@ -110,18 +110,8 @@ int parser_arguments(Parser *p, AstExpr *call)
                         }
                 }
                 if (is_kw) {
-                        if (n_kw == cap_kw) {
-                                size_t nc = cap_kw ? cap_kw * 2 : 8;
-                                AstKeyword **nk = ast_alloc(p->arena, nc * sizeof(*nk));
-                                if (!nk) {
-                                        parser_nomem(p);
-                                        goto out;
-                                }
-                                if (n_kw)
-                                        memcpy(nk, kws, n_kw * sizeof(*nk));
-                                kws = nk;
-                                cap_kw = nc;
-                        }
+                        if (parser_reserve(p, &kws, n_kw, &cap_kw, sizeof(*kws)) < 0)
+                                goto out;
                         AstKeyword *k = ast_alloc(p->arena, sizeof(*k));
                         if (!k) {
                                 parser_nomem(p);

@@ -344,6 +344,22 @@ int parser_push(Parser *p, void *item)
         return 0;
 }
 
+int parser_reserve(Parser *p, void *items, size_t n, size_t *cap, size_t size)
+{
+        if (n < *cap)
+                return 0;
+        size_t nc = *cap ? *cap * 2 : 8;
+        void *old, *na = ast_alloc(p->arena, nc * size);
+        if (!na)
+                return parser_nomem(p);
+        memcpy(&old, items, sizeof(old));
+        if (n)
+                memcpy(na, old, n * size);
+        memcpy(items, &na, sizeof(na));
+        *cap = nc;
+        return 0;
+}
+
 void **parser_collect(Parser *p, size_t base)
 {
         size_t n = p->n_stack - base;

@@ -203,6 +203,10 @@ int parser_nomem(Parser *p);
 
 /* Arrays: push items, then collect the top n into the arena. */
 int parser_push(Parser *p, void *item);
+/* Make room for item n of the arena array *items (a T ** passed as void *,
+ * elements of `size` bytes, *cap of them), doubling it from 8: 0, or -1 when
+ * memory runs out (error set). */
+int parser_reserve(Parser *p, void *items, size_t n, size_t *cap, size_t size);
 void **parser_collect(Parser *p, size_t base);
 
 /* Nodes. */
