@@ -92,35 +92,12 @@ static AstExpr *chain_node(Parser *p, int kind, int line, size_t base, const OpV
         return e;
 }
 
-AstExpr *parser_comparison(Parser *p)
-{
-        AstExpr *a = bitwise_or(p);
-        if (!a)
-                return NULL;
-        int op = compare_op(p);
-        if (op < 0)
-                return a;
-        size_t base = p->n_stack;
-        OpVec ops = {0};
-        if (parser_push(p, a) < 0)
-                return NULL;
-        while ((op = compare_op(p)) >= 0) {
-                parser_advance(p);
-                if (op == AST_CMP_NOT_IN || op == AST_CMP_IS_NOT)
-                        parser_advance(p);
-                AstExpr *b = bitwise_or(p);
-                if (!b || parser_push(p, b) < 0 || opvec_push(p, &ops, op) < 0) {
-                        p->n_stack = base;
-                        return NULL;
-                }
-        }
-        return chain_node(p, AST_COMPARE, a->line, base, &ops);
-}
-
-/* One precedence level of left-associative binary operators. */
+/* One precedence level of left-associative binary operators, or the
+ * comparisons (a chain of AstCmpOp, read by compare_op()). */
 typedef struct BinLevel {
         AstExpr *(*sub)(Parser *p);
         int ops[5][2]; /* token op, AstBinOp; ended by {-1, -1} */
+        bool compare;
 } BinLevel;
 
 static AstExpr *shift_expr(Parser *p);
@@ -129,6 +106,7 @@ static AstExpr *term(Parser *p);
 static AstExpr *bitwise_xor(Parser *p);
 static AstExpr *bitwise_and(Parser *p);
 
+static const BinLevel level_compare = {bitwise_or, {{-1, -1}}, true};
 static const BinLevel level_or = {bitwise_xor, {{OP_VBAR, AST_OP_OR}, {-1, -1}}};
 static const BinLevel level_xor = {bitwise_and, {{OP_CIRCUMFLEX, AST_OP_XOR}, {-1, -1}}};
 static const BinLevel level_and = {shift_expr, {{OP_AMPER, AST_OP_AND}, {-1, -1}}};
@@ -144,6 +122,8 @@ static const BinLevel level_term = {factor,
 
 static int level_op(Parser *p, const BinLevel *lv)
 {
+        if (lv->compare)
+                return compare_op(p);
         const LexToken *t = parser_peek(p, 0);
         if (t->kind != TOK_OP)
                 return -1;
@@ -166,16 +146,23 @@ static AstExpr *binary(Parser *p, const BinLevel *lv)
         if (parser_push(p, a) < 0)
                 return NULL;
         while ((op = level_op(p, lv)) >= 0) {
-                if (op == AST_OP_MATMUL)
+                if (!lv->compare && op == AST_OP_MATMUL)
                         parser_unsupported(p, parser_peek(p, 0)->line, "the '@' operator is");
                 parser_advance(p);
+                if (lv->compare && (op == AST_CMP_NOT_IN || op == AST_CMP_IS_NOT))
+                        parser_advance(p);
                 AstExpr *b = lv->sub(p);
                 if (!b || parser_push(p, b) < 0 || opvec_push(p, &ops, op) < 0) {
                         p->n_stack = base;
                         return NULL;
                 }
         }
-        return chain_node(p, AST_BINOP, a->line, base, &ops);
+        return chain_node(p, lv->compare ? AST_COMPARE : AST_BINOP, a->line, base, &ops);
+}
+
+AstExpr *parser_comparison(Parser *p)
+{
+        return binary(p, &level_compare);
 }
 
 static AstExpr *bitwise_or(Parser *p)
