@@ -56,10 +56,8 @@ static AstExpr *comprehension_node(Parser *p, int kind, AstExpr *elt, AstExpr *v
         e->comp.value = value;
         if (parser_comprehension(p, e) < 0 || parser_fix_depth(p, e) < 0)
                 return NULL;
-        if (!parser_accept_op(p, close)) {
-                parser_generic_error(p);
+        if (parser_expect_op(p, close) < 0)
                 return NULL;
-        }
         return e;
 }
 
@@ -106,9 +104,7 @@ static int display_items(Parser *p, AstExpr *first, int close, bool check_comp)
         }
         if (check_comp && parser_at_for(p))
                 return forgot_parentheses(p, first);
-        if (!parser_accept_op(p, close))
-                return parser_generic_error(p);
-        return 0;
+        return parser_expect_op(p, close);
 }
 
 static AstExpr *paren_atom(Parser *p, int line)
@@ -123,10 +119,8 @@ static AstExpr *paren_atom(Parser *p, int line)
                 AstExpr *y = parser_yield_expr(p);
                 if (!y)
                         return NULL;
-                if (!parser_accept_op(p, OP_RPAR)) {
-                        parser_generic_error(p);
+                if (parser_expect_op(p, OP_RPAR) < 0)
                         return NULL;
-                }
                 return y;
         }
         if (parser_is_op(p, 0, OP_DOUBLESTAR)) {
@@ -297,10 +291,8 @@ static AstExpr *brace_atom(Parser *p, int line)
                 if (!k || kvpair(p, k) < 0)
                         goto fail;
         }
-        if (!parser_accept_op(p, OP_RBRACE)) {
-                parser_generic_error(p);
+        if (parser_expect_op(p, OP_RBRACE) < 0)
                 goto fail;
-        }
         return dict_node(p, line, base);
 fail:
         p->n_stack = base;

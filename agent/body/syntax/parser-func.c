@@ -128,10 +128,8 @@ int parser_arguments(Parser *p, AstExpr *call)
                 if (!parser_accept_op(p, OP_COMMA))
                         break;
         }
-        if (!parser_accept_op(p, OP_RPAR)) {
-                parser_generic_error(p);
+        if (parser_expect_op(p, OP_RPAR) < 0)
                 goto out;
-        }
         call->call.n_args = n_args;
         call->call.args = (AstExpr **)parser_collect(p, base);
         if (!call->call.args)
@@ -337,10 +335,8 @@ AstExpr *parser_lambda(Parser *p)
         e->lambda = fn;
         if (parser_params(p, &fn->params, true, OP_COLON) < 0)
                 return NULL;
-        if (!parser_accept_op(p, OP_COLON)) {
-                parser_generic_error(p);
+        if (parser_expect_op(p, OP_COLON) < 0)
                 return NULL;
-        }
         fn->expr = parser_expression(p);
         if (!fn->expr || parser_fix_depth(p, e) < 0)
                 return NULL;

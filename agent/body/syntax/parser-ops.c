@@ -336,8 +336,8 @@ static __attribute__((noinline)) int trailer(Parser *p, AstExpr *e, AstExpr **re
                 x->sub.value = e;
                 x->sub.index = slices(p);
                 r = x->sub.index ? 0 : -1;
-                if (r == 0 && !parser_accept_op(p, OP_RSQB))
-                        r = parser_generic_error(p);
+                if (r == 0)
+                        r = parser_expect_op(p, OP_RSQB);
         }
         parser_memo_end(p, &probe, r < 0);
         if (r < 0) {

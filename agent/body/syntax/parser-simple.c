@@ -472,10 +472,8 @@ static AstStmt *from_stmt(Parser *p)
                         goto fail;
                 }
         }
-        if (parens && !parser_accept_op(p, OP_RPAR)) {
-                parser_generic_error(p);
+        if (parens && parser_expect_op(p, OP_RPAR) < 0)
                 goto fail;
-        }
         return import_names(p, s, base);
 fail:
         p->n_stack = base;

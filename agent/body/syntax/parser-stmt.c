@@ -392,10 +392,8 @@ static AstStmt *def_stmt(Parser *p)
         s->def.fn = fn;
         if (expect_forced(p, OP_LPAR) < 0 || parser_params(p, &fn->params, false, OP_RPAR) < 0)
                 return NULL;
-        if (!parser_accept_op(p, OP_RPAR)) {
-                parser_generic_error(p);
+        if (parser_expect_op(p, OP_RPAR) < 0)
                 return NULL;
-        }
         if (parser_accept_op(p, OP_RARROW)) {
                 parser_unsupported(p, line, "function annotations are");
                 if (!parser_expression(p))

@@ -148,6 +148,11 @@ bool parser_accept_op(Parser *p, int op)
         return true;
 }
 
+int parser_expect_op(Parser *p, int op)
+{
+        return parser_accept_op(p, op) ? 0 : parser_generic_error(p);
+}
+
 bool parser_accept_kw(Parser *p, int kw)
 {
         if (!parser_is_kw(p, 0, kw))

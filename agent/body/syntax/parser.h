@@ -162,6 +162,9 @@ void parser_advance(Parser *p);
 bool parser_is_op(Parser *p, int k, int op);
 bool parser_is_kw(Parser *p, int k, int kw);
 bool parser_accept_op(Parser *p, int op);
+/* Consume the operator op: 0, or -1 with the generic "invalid syntax"
+ * error when another token stands there. */
+int parser_expect_op(Parser *p, int op);
 bool parser_accept_kw(Parser *p, int kw);
 /* Returns 0, or -1 with MemoryError (AST_ERR_NOMEM) raised. */
 int parser_mark(Parser *p, ParserMark *m);
