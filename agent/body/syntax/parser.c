@@ -248,15 +248,13 @@ int parser_error(Parser *p, int line, const char *fmt, ...)
         return -1;
 }
 
-int parser_indent_error(Parser *p, int line, const char *fmt, ...)
+int parser_expected_block(Parser *p, int line, const char *what, int what_line)
 {
         if (p->no_invalid > 0)
                 return parser_generic_error(p);
-        va_list ap;
-        va_start(ap, fmt);
-        perror_v(p, AST_ERR_INDENT, line, fmt, ap);
-        va_end(ap);
-        return -1;
+        return ast_error_set(p->err, AST_ERR_INDENT, line,
+                             "%sexpected an indented block after %s on line %d",
+                             p->in_fstring ? "f-string: " : "", what, what_line);
 }
 
 int parser_generic_error(Parser *p)

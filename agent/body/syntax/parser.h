@@ -175,8 +175,9 @@ const char *parser_name(Parser *p, const LexToken *t);
 
 /* Errors. */
 int parser_error(Parser *p, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-int parser_indent_error(Parser *p, int line, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
+/* IndentationError "expected an indented block after WHAT on line
+ * WHAT_LINE" at line (as parser_error(): only outside *_without_invalid). */
+int parser_expected_block(Parser *p, int line, const char *what, int what_line);
 /* "invalid syntax" at the furthest token (or an IndentationError when that
  * token is an INDENT or a DEDENT). */
 int parser_generic_error(Parser *p);
