@@ -49,14 +49,8 @@ static AstExpr *comprehension_node(Parser *p, int kind, AstExpr *elt, AstExpr *v
                 parser_error(p, elt->line, "iterable unpacking cannot be used in comprehension");
                 return NULL;
         }
-        AstExpr *e = parser_expr_new(p, kind, line);
-        if (!e)
-                return NULL;
-        e->comp.elt = elt;
-        e->comp.value = value;
-        if (parser_comprehension(p, e) < 0 || parser_fix_depth(p, e) < 0)
-                return NULL;
-        if (parser_expect_op(p, close) < 0)
+        AstExpr *e = parser_comprehension_node(p, kind, elt, value, line);
+        if (!e || parser_expect_op(p, close) < 0)
                 return NULL;
         return e;
 }

@@ -87,11 +87,9 @@ int parser_arguments(Parser *p, AstExpr *call)
                                 goto out;
                         }
                         if (parser_at_for(p)) {
-                                AstExpr *g = parser_expr_new(p, AST_GENEXP, value->line);
+                                AstExpr *g = parser_comprehension_node(p, AST_GENEXP, value, NULL,
+                                                                       value->line);
                                 if (!g)
-                                        goto out;
-                                g->comp.elt = value;
-                                if (parser_comprehension(p, g) < 0 || parser_fix_depth(p, g) < 0)
                                         goto out;
                                 if (n_args > 0 || n_kw > 0 || !parser_is_op(p, 0, OP_RPAR)) {
                                         parser_error(p, value->line,
@@ -344,6 +342,18 @@ AstExpr *parser_lambda(Parser *p)
 }
 
 /* for_if_clauses: ('for' star_targets 'in' disjunction ('if' disjunction)*)+ */
+AstExpr *parser_comprehension_node(Parser *p, int kind, AstExpr *elt, AstExpr *value, int line)
+{
+        AstExpr *e = parser_expr_new(p, kind, line);
+        if (!e)
+                return NULL;
+        e->comp.elt = elt;
+        e->comp.value = value;
+        if (parser_comprehension(p, e) < 0 || parser_fix_depth(p, e) < 0)
+                return NULL;
+        return e;
+}
+
 int parser_comprehension(Parser *p, AstExpr *comp)
 {
         size_t base = p->n_stack;

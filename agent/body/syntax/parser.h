@@ -237,6 +237,9 @@ int parser_arguments(Parser *p, AstExpr *call);
 int parser_params(Parser *p, AstParams *params, bool lambda, int closer);
 AstExpr *parser_lambda(Parser *p);
 int parser_comprehension(Parser *p, AstExpr *comp);
+/* At `for` after elt (and value, in a dict): a comprehension node of kind
+ * with its for and if clauses, or NULL with the error set. */
+AstExpr *parser_comprehension_node(Parser *p, int kind, AstExpr *elt, AstExpr *value, int line);
 AstFunction *parser_function_new(Parser *p, const char *name, int line);
 
 /* Shared by parser-expr.c, parser-ops.c and parser-atom.c. */
