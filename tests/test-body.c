@@ -177,6 +177,8 @@ static const Case syntax_cases[] = {
          "expected an indented block after 'else' statement on line 4 (<string>, line 5)", 4},
         {"if x:\n    pass\nelif y:\npass", NULL, "IndentationError",
          "expected an indented block after 'elif' statement on line 4 (<string>, line 5)", 4},
+        {"match x:\ncase 1:\n    pass", NULL, "IndentationError",
+         "expected an indented block after 'match' statement on line 2 (<string>, line 3)", 2},
         {"def f():\nreturn 1", NULL, "IndentationError",
          "expected an indented block after function definition on line 2 (<string>, line 3)", 2},
         {"print \"hello\"", NULL, "SyntaxError",

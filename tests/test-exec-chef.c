@@ -9,6 +9,34 @@
 
 /* ---- Chef ---- */
 
+/* The log of chef-solo run on @/deploy/solo.rb (node.json with the run list
+ * only) whose cookbook_path is COOKBOOKS. */
+#define CHEF_SOLO_LOG(cookbooks)                                                                   \
+        "program: chef-solo\n"                                                                     \
+        "cwd: @/deploy\n"                                                                          \
+        "arg1: -j\n"                                                                               \
+        "arg2: node.json\n"                                                                        \
+        "arg3: -c\n"                                                                               \
+        "arg4: @/deploy/solo.rb\n"                                                                 \
+        "file node.json:\n"                                                                        \
+        "{\"run_list\": [\"recipe[cookbook::recipe]\"]}\n"                                         \
+        "end node.json\n"                                                                          \
+        "file @/deploy/solo.rb:\n"                                                                 \
+        "cookbook_path \"" cookbooks "\"\n"                                                        \
+        "end @/deploy/solo.rb\n"
+
+/* The log of berks vendoring into @/deploy/berks-cookbooks from the
+ * Berksfile BERKSFILE, whose one line is LINE. */
+#define BERKS_LOG(berksfile, line)                                                                 \
+        "program: berks\n"                                                                         \
+        "cwd: @/deploy\n"                                                                          \
+        "arg1: vendor\n"                                                                           \
+        "arg2: --berksfile=" berksfile "\n"                                                        \
+        "arg3: @/deploy/berks-cookbooks\n"                                                         \
+        "target is a directory\n"                                                                  \
+        "file " berksfile ":\n" line "\n"                                                          \
+        "end " berksfile "\n"
+
 START_TEST(test_chef_no_attributes)
 {
         Exec *e = new_exec("Chef", "cookbook::recipe", "{}");
@@ -23,18 +51,7 @@ START_TEST(test_chef_no_attributes)
         ck_assert_str_eq(fake.cwd, deploy);
         ck_assert_str_eq(fake.what, "script deploy (chef-solo)");
         ck_assert_ptr_null(o.cwd); /* only Application changes directory */
-        check_log("program: chef-solo\n"
-                  "cwd: @/deploy\n"
-                  "arg1: -j\n"
-                  "arg2: node.json\n"
-                  "arg3: -c\n"
-                  "arg4: @/deploy/solo.rb\n"
-                  "file node.json:\n"
-                  "{\"run_list\": [\"recipe[cookbook::recipe]\"]}\n"
-                  "end node.json\n"
-                  "file @/deploy/solo.rb:\n"
-                  "cookbook_path \"@/deploy\"\n"
-                  "end @/deploy/solo.rb\n");
+        check_log(CHEF_SOLO_LOG("@/deploy"));
         free(cmd);
         outcome_clear(&o);
         exec_free(e);
@@ -160,27 +177,8 @@ START_TEST(test_chef_berkshelf)
         o = call(e, deploy, NULL, NULL, NULL);
         ck_assert_int_eq(o.r, 0);
         outcome_clear(&o);
-        check_log("program: berks\n"
-                  "cwd: @/deploy\n"
-                  "arg1: vendor\n"
-                  "arg2: --berksfile=@/deploy/cookbook/Berksfile\n"
-                  "arg3: @/deploy/berks-cookbooks\n"
-                  "target is a directory\n"
-                  "file @/deploy/cookbook/Berksfile:\n"
-                  "site :opscode\n"
-                  "end @/deploy/cookbook/Berksfile\n"
-                  "program: chef-solo\n"
-                  "cwd: @/deploy\n"
-                  "arg1: -j\n"
-                  "arg2: node.json\n"
-                  "arg3: -c\n"
-                  "arg4: @/deploy/solo.rb\n"
-                  "file node.json:\n"
-                  "{\"run_list\": [\"recipe[cookbook::recipe]\"]}\n"
-                  "end node.json\n"
-                  "file @/deploy/solo.rb:\n"
-                  "cookbook_path \"@/deploy/berks-cookbooks\"\n"
-                  "end @/deploy/solo.rb\n");
+        check_log(BERKS_LOG("@/deploy/cookbook/Berksfile", "site :opscode")
+                          CHEF_SOLO_LOG("@/deploy/berks-cookbooks"));
         ck_assert_int_eq(unlink(logpath), 0);
         free(dir);
         free(berksfile);
@@ -193,27 +191,8 @@ START_TEST(test_chef_berkshelf)
         o = call(c, deploy, NULL, NULL, NULL);
         ck_assert_int_eq(o.r, 0);
         outcome_clear(&o);
-        check_log("program: berks\n"
-                  "cwd: @/deploy\n"
-                  "arg1: vendor\n"
-                  "arg2: --berksfile=@/deploy/custom/customFile\n"
-                  "arg3: @/deploy/berks-cookbooks\n"
-                  "target is a directory\n"
-                  "file @/deploy/custom/customFile:\n"
-                  "x\n"
-                  "end @/deploy/custom/customFile\n"
-                  "program: chef-solo\n"
-                  "cwd: @/deploy\n"
-                  "arg1: -j\n"
-                  "arg2: node.json\n"
-                  "arg3: -c\n"
-                  "arg4: @/deploy/solo.rb\n"
-                  "file node.json:\n"
-                  "{\"run_list\": [\"recipe[cookbook::recipe]\"]}\n"
-                  "end node.json\n"
-                  "file @/deploy/solo.rb:\n"
-                  "cookbook_path \"@/deploy/berks-cookbooks\"\n"
-                  "end @/deploy/solo.rb\n");
+        check_log(BERKS_LOG("@/deploy/custom/customFile", "x")
+                          CHEF_SOLO_LOG("@/deploy/berks-cookbooks"));
         ck_assert_str_eq(fake.what, "script deploy (chef-solo)");
         free(dir);
         free(berksfile);

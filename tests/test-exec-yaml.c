@@ -105,17 +105,12 @@ START_TEST(test_yaml_pyyaml_cases)
 }
 END_TEST
 
-static Suite *exec_yaml_suite(void)
+static void add_tests(TCase *tc)
 {
-        Suite *s = suite_create("exec-yaml");
-        TCase *tc = tcase_create("core");
-
         tcase_add_test(tc, test_yaml_puppet_attributes);
         tcase_add_test(tc, test_yaml_scalar_styles);
         tcase_add_test(tc, test_yaml_refuses);
         tcase_add_loop_test(tc, test_yaml_pyyaml_cases, 0, (int)json_array_size(cases));
-        suite_add_tcase(s, tc);
-        return s;
 }
 
 int main(void)
@@ -133,7 +128,7 @@ int main(void)
                 fprintf(stderr, "yaml-cases.json has too few cases\n");
                 return EXIT_FAILURE;
         }
-        ret = check_run(exec_yaml_suite());
+        ret = check_main_one("exec-yaml", "core", NULL, NULL, 60, add_tests);
         json_decref(doc);
         return ret;
 }

@@ -264,11 +264,8 @@ START_TEST(test_utf8)
 }
 END_TEST
 
-static Suite *pyjson_suite(void)
+static void add_tests(TCase *tc)
 {
-        Suite *s = suite_create("pyjson");
-        TCase *tc = tcase_create("core");
-
         tcase_add_loop_test(tc, test_float_repr, 0,
                             (int)(sizeof(float_cases) / sizeof(float_cases[0])));
         tcase_add_test(tc, test_float_special);
@@ -280,11 +277,9 @@ static Suite *pyjson_suite(void)
         tcase_add_test(tc, test_utf8);
         tcase_add_test(tc, test_bigint_round_trip);
         tcase_add_test(tc, test_bigint_errors);
-        suite_add_tcase(s, tc);
-        return s;
 }
 
 int main(void)
 {
-        return check_run(pyjson_suite());
+        return check_main_one("pyjson", "core", NULL, NULL, 60, add_tests);
 }

@@ -337,11 +337,8 @@ START_TEST(test_assemble_protocol_errors)
 }
 END_TEST
 
-static Suite *frame_suite(void)
+static void add_tests(TCase *tc)
 {
-        Suite *s = suite_create("transport-frame");
-        TCase *tc = tcase_create("assemble");
-
         tcase_add_test(tc, test_assemble_delivery);
         tcase_add_test(tc, test_assemble_empty_and_absent);
         tcase_add_test(tc, test_assemble_oversize);
@@ -349,11 +346,9 @@ static Suite *frame_suite(void)
         tcase_add_test(tc, test_assemble_events);
         tcase_add_test(tc, test_assemble_channel_close_midway);
         tcase_add_test(tc, test_assemble_protocol_errors);
-        suite_add_tcase(s, tc);
-        return s;
 }
 
 int main(void)
 {
-        return check_run(frame_suite());
+        return check_main_one("transport-frame", "assemble", NULL, NULL, 60, add_tests);
 }

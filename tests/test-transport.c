@@ -549,19 +549,30 @@ static unsigned closed_port(void)
         return ntohs(a.sin_port);
 }
 
+/* A started transport whose one broker is a closed port of 127.0.0.1
+ * (*ret_port), with a first back-off step of initial_ms. */
+static Transport *start_unreachable(uv_loop_t *loop, uv_timer_t *tick, uint64_t initial_ms,
+                                    Counts *c, unsigned *ret_port)
+{
+        char host[] = "127.0.0.1";
+        ConfigHost h = {.host = host, .port = closed_port()};
+        TransportOptions o = options(&h, 1);
+
+        o.reconnect_initial_ms = initial_ms;
+        *ret_port = h.port;
+        return loop_start(loop, tick, &o, c);
+}
+
 START_TEST(test_start_stop_unreachable)
 {
         uv_loop_t loop;
         uv_timer_t tick;
-        char host[] = "127.0.0.1";
-        ConfigHost h = {.host = host, .port = closed_port()};
-        TransportOptions o = options(&h, 1);
-        Transport *t = NULL;
         Counts c = {0};
         char expect[128];
+        unsigned port;
         uint64_t seq;
+        Transport *t = start_unreachable(&loop, &tick, 1000, &c, &port);
 
-        t = loop_start(&loop, &tick, &o, &c);
         ck_assert_int_eq(transport_start(t), -EALREADY);
 
         ck_assert(RUN_UNTIL(&loop, &tick, c.lost >= 1, 5000));
@@ -570,7 +581,7 @@ START_TEST(test_start_stop_unreachable)
         ck_assert_int_eq(c.error, -ECONNREFUSED);
         snprintf(expect, sizeof(expect),
                  "cannot connect to 127.0.0.1:%u: a socket error occurred: Connection refused",
-                 h.port);
+                 port);
         ck_assert_str_eq(c.reason, expect);
         ck_assert_ptr_null(strstr(c.reason, "secret-password"));
         /* One broker: every failure ends a round, so the wait is the first
@@ -601,14 +612,10 @@ START_TEST(test_closed_port_waits_do_not_grow)
 {
         uv_loop_t loop;
         uv_timer_t tick;
-        char host[] = "127.0.0.1";
-        ConfigHost h = {.host = host, .port = closed_port()};
-        TransportOptions o = options(&h, 1);
-        Transport *t = NULL;
         Counts c = {0};
+        unsigned port;
+        Transport *t = start_unreachable(&loop, &tick, 100, &c, &port);
 
-        o.reconnect_initial_ms = 100;
-        t = loop_start(&loop, &tick, &o, &c);
         /* An exponential back-off would be at 6.4 to 12.8 s by the 8th. */
         ck_assert(RUN_UNTIL(&loop, &tick, c.lost >= 8, 5000));
         ck_assert_int_eq(c.error, -ECONNREFUSED);

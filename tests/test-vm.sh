@@ -270,6 +270,22 @@ wait_consuming() {
     done
 }
 
+# first_boot NAME USER-DATA: a fresh disk and seed for NAME, the queues $q and
+# $rq declared (the engine declares the agent's queue before it boots the VM:
+# Agent.prepare), then boot and wait_consuming; checks that the agent
+# consumes and returns wait_consuming's status.
+first_boot() {
+    local st
+    seed "$1" "$2" || bail "cannot make the seed"
+    qemu-img create -q -f qcow2 -F raw -b "$tmp/disk.raw" "$tmp/$1.qcow2" || bail "qemu-img create failed"
+    amqp declare "$q" "$rq" >/dev/null || bail "cannot declare the queues"
+    boot "$1"
+    wait_consuming "$q" 600
+    st=$?
+    check "$1: the agent consumes from its queue ($accel)" test $st -eq 0
+    return $st
+}
+
 # power_off: SIGKILL to QEMU, the power cut.
 power_off() {
     kill -KILL "$qemu_pid" 2>/dev/null
@@ -387,14 +403,8 @@ parts = [MIMEText("#cloud-config\n" + yaml.safe_dump(cloud, default_flow_style=F
          MIMEText(murano + init, _charset="us-ascii")]
 open(e["OUT"], "w").write(MIMEMultipart(_subparts=parts).as_string())
 EOF
-seed murano "$tmp/user-data-murano" || bail "cannot make the seed"
-qemu-img create -q -f qcow2 -F raw -b "$tmp/disk.raw" "$tmp/murano.qcow2" || bail "qemu-img create failed"
-# The engine declares the agent's queue before it boots the VM (Agent.prepare).
-amqp declare "$q" "$rq" >/dev/null || bail "cannot declare the queues"
-boot murano
-wait_consuming "$q" 600
+first_boot murano "$tmp/user-data-murano"
 st=$?
-check "murano: the agent consumes from its queue ($accel)" test $st -eq 0
 if [ $st -eq 0 ]; then
     echo "# murano: boot to consuming: $boot_seconds s ($accel)"
     run_checks murano murano-agent.service simple
@@ -420,13 +430,8 @@ for k, v in {"RABBITMQ_HOST": "10.0.2.100", "RABBITMQ_PORT": "5672", "RABBITMQ_U
     text = text.replace("%" + k + "%", v)
 open(e["OUT"], "w").write(text)
 EOF
-seed ours "$tmp/user-data-ours" || bail "cannot make the seed"
-qemu-img create -q -f qcow2 -F raw -b "$tmp/disk.raw" "$tmp/ours.qcow2" || bail "qemu-img create failed"
-amqp declare "$q" "$rq" >/dev/null || bail "cannot declare the queues"
-boot ours
-wait_consuming "$q" 600
+first_boot ours "$tmp/user-data-ours"
 st=$?
-check "ours: the agent consumes from its queue ($accel)" test $st -eq 0
 if [ $st -ne 0 ]; then
     show_console "$console" 60
     power_off

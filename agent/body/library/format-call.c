@@ -152,12 +152,8 @@ static int put_ascii(BodyVM *vm, BodyValue *v, StrBuf *out)
                 int e;
                 if (cp < 0x80)
                         e = strbuf_putc(out, (char)cp);
-                else if (cp < 0x100)
-                        e = strbuf_printf(out, "\\x%02x", cp);
-                else if (cp < 0x10000)
-                        e = strbuf_printf(out, "\\u%04x", cp);
                 else
-                        e = strbuf_printf(out, "\\U%08x", cp);
+                        e = bv__put_cp_escape(out, cp);
                 if (e < 0)
                         return bv__buf_error(vm, e);
                 off += len;

@@ -243,6 +243,7 @@ static int format_int(BodyVM *vm, BodyValue *v, const Spec *sp, StrBuf *out)
         uint64_t u = i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i;
         char digits[72], *p = digits + sizeof(digits);
         const char *prefix = "";
+        char alt_prefix[3] = {'0', sp->type, 0}; /* 0b, 0o, 0x or 0X */
         unsigned base = 10;
         bool upper = false;
 
@@ -253,21 +254,12 @@ static int format_int(BodyVM *vm, BodyValue *v, const Spec *sp, StrBuf *out)
         }
         switch (sp->type) {
         case 'b':
-                base = 2;
-                prefix = sp->alt ? "0b" : "";
-                break;
         case 'o':
-                base = 8;
-                prefix = sp->alt ? "0o" : "";
-                break;
         case 'x':
-                base = 16;
-                prefix = sp->alt ? "0x" : "";
-                break;
         case 'X':
-                base = 16;
-                upper = true;
-                prefix = sp->alt ? "0X" : "";
+                base = sp->type == 'b' ? 2 : sp->type == 'o' ? 8 : 16;
+                upper = sp->type == 'X';
+                prefix = sp->alt ? alt_prefix : "";
                 break;
         case 'c': {
                 char enc[4];

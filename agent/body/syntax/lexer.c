@@ -253,6 +253,22 @@ static int lex_soft_error(Lexer *lx, AstErrKind kind, int line, const char *msg)
         return -1;
 }
 
+/* Consume a line continuation: the backslash under the cursor and the newline
+ * after it. 0, or -1 (soft error) when another character follows the
+ * backslash or the source ends after it. */
+static int lex_continuation(Lexer *lx)
+{
+        nextc(lx);
+        if (peekc(lx, 0) != '\n')
+                return lex_soft_error(lx, AST_ERR_SYNTAX, lx->line,
+                                      "unexpected character after line continuation character");
+        nextc(lx);
+        if (peekc(lx, 0) < 0)
+                return lex_soft_error(lx, AST_ERR_SYNTAX, current_line(lx),
+                                      "unexpected EOF while parsing");
+        return 0;
+}
+
 /* Code points str.isprintable() rejects among those a source may contain
  * outside strings. This is the part of the Unicode table that matters for
  * the error message; other unassigned or format characters are reported as
@@ -629,15 +645,8 @@ static int lex_indentation(Lexer *lx)
                          * next line; the first one fixes the column (and,
                          * as in CPython, one in column 0 does not count). */
                         cont_col = cont_col ? cont_col : col;
-                        nextc(lx);
-                        if (peekc(lx, 0) != '\n')
-                                return lex_soft_error(lx, AST_ERR_SYNTAX, lx->line,
-                                                      "unexpected character after line "
-                                                      "continuation character");
-                        nextc(lx);
-                        if (peekc(lx, 0) < 0)
-                                return lex_soft_error(lx, AST_ERR_SYNTAX, current_line(lx),
-                                                      "unexpected EOF while parsing");
+                        if (lex_continuation(lx) < 0)
+                                return -1;
                         continue;
                 } else {
                         break;
@@ -788,15 +797,8 @@ again:
                 return 0;
         }
         if (c == '\\') {
-                nextc(lx);
-                if (peekc(lx, 0) != '\n')
-                        return lex_soft_error(lx, AST_ERR_SYNTAX, lx->line,
-                                              "unexpected character after line continuation "
-                                              "character");
-                nextc(lx);
-                if (peekc(lx, 0) < 0)
-                        return lex_soft_error(lx, AST_ERR_SYNTAX, current_line(lx),
-                                              "unexpected EOF while parsing");
+                if (lex_continuation(lx) < 0)
+                        return -1;
                 goto again;
         }
 

@@ -40,14 +40,17 @@ static AstExpr *number(Parser *p, const LexToken *t)
         return e;
 }
 
-static AstExpr *comprehension_node(Parser *p, int kind, AstExpr *elt, AstExpr *value, int line)
+/* At `for` after elt (and value, in a dict): the comprehension of kind,
+ * up to and with the closing bracket `close`. */
+static AstExpr *comprehension_node(Parser *p, int kind, AstExpr *elt, AstExpr *value, int line,
+                                   int close)
 {
-        AstExpr *e = parser_expr_new(p, kind, line);
-        if (!e)
+        if (elt->kind == AST_STARRED) {
+                parser_error(p, elt->line, "iterable unpacking cannot be used in comprehension");
                 return NULL;
-        e->comp.elt = elt;
-        e->comp.value = value;
-        if (parser_comprehension(p, e) < 0 || parser_fix_depth(p, e) < 0)
+        }
+        AstExpr *e = parser_comprehension_node(p, kind, elt, value, line);
+        if (!e || parser_expect_op(p, close) < 0)
                 return NULL;
         return e;
 }
@@ -95,9 +98,7 @@ static int display_items(Parser *p, AstExpr *first, int close, bool check_comp)
         }
         if (check_comp && parser_at_for(p))
                 return forgot_parentheses(p, first);
-        if (!parser_accept_op(p, close))
-                return parser_generic_error(p);
-        return 0;
+        return parser_expect_op(p, close);
 }
 
 static AstExpr *paren_atom(Parser *p, int line)
@@ -112,10 +113,8 @@ static AstExpr *paren_atom(Parser *p, int line)
                 AstExpr *y = parser_yield_expr(p);
                 if (!y)
                         return NULL;
-                if (!parser_accept_op(p, OP_RPAR)) {
-                        parser_generic_error(p);
+                if (parser_expect_op(p, OP_RPAR) < 0)
                         return NULL;
-                }
                 return y;
         }
         if (parser_is_op(p, 0, OP_DOUBLESTAR)) {
@@ -131,19 +130,9 @@ static AstExpr *paren_atom(Parser *p, int line)
         if (!first)
                 return NULL;
         if (parser_at_for(p)) {
-                if (first->kind == AST_STARRED) {
-                        parser_error(p, first->line,
-                                     "iterable unpacking cannot be used in comprehension");
-                        return NULL;
-                }
-                AstExpr *g = comprehension_node(p, AST_GENEXP, first, NULL, line);
-                if (!g)
-                        return NULL;
-                if (!parser_accept_op(p, OP_RPAR)) {
-                        parser_generic_error(p);
-                        return NULL;
-                }
-                g->flags |= AST_F_PARENS;
+                AstExpr *g = comprehension_node(p, AST_GENEXP, first, NULL, line, OP_RPAR);
+                if (g)
+                        g->flags |= AST_F_PARENS;
                 return g;
         }
         if (parser_accept_op(p, OP_RPAR)) {
@@ -177,19 +166,8 @@ static AstExpr *list_atom(Parser *p, int line)
         AstExpr *first = parser_star_named_expression(p);
         if (!first)
                 return NULL;
-        if (parser_at_for(p)) {
-                if (first->kind == AST_STARRED) {
-                        parser_error(p, first->line,
-                                     "iterable unpacking cannot be used in comprehension");
-                        return NULL;
-                }
-                AstExpr *c = comprehension_node(p, AST_LISTCOMP, first, NULL, line);
-                if (c && !parser_accept_op(p, OP_RSQB)) {
-                        parser_generic_error(p);
-                        return NULL;
-                }
-                return c;
-        }
+        if (parser_at_for(p))
+                return comprehension_node(p, AST_LISTCOMP, first, NULL, line, OP_RSQB);
         if (parser_push(p, first) < 0 || display_items(p, first, OP_RSQB, true) < 0) {
                 p->n_stack = base;
                 return NULL;
@@ -279,25 +257,11 @@ static AstExpr *brace_atom(Parser *p, int line)
                         if (parser_at_for(p)) {
                                 AstExpr *v = p->stack[p->n_stack - 1];
                                 p->n_stack = base;
-                                AstExpr *c = comprehension_node(p, AST_DICTCOMP, first, v, line);
-                                if (c && !parser_accept_op(p, OP_RBRACE)) {
-                                        parser_generic_error(p);
-                                        return NULL;
-                                }
-                                return c;
+                                return comprehension_node(p, AST_DICTCOMP, first, v, line,
+                                                          OP_RBRACE);
                         }
                 } else if (parser_at_for(p)) {
-                        if (first->kind == AST_STARRED) {
-                                parser_error(p, first->line,
-                                             "iterable unpacking cannot be used in comprehension");
-                                goto fail;
-                        }
-                        AstExpr *c = comprehension_node(p, AST_SETCOMP, first, NULL, line);
-                        if (c && !parser_accept_op(p, OP_RBRACE)) {
-                                parser_generic_error(p);
-                                return NULL;
-                        }
-                        return c;
+                        return comprehension_node(p, AST_SETCOMP, first, NULL, line, OP_RBRACE);
                 }
         }
         if (!is_dict) {
@@ -321,10 +285,8 @@ static AstExpr *brace_atom(Parser *p, int line)
                 if (!k || kvpair(p, k) < 0)
                         goto fail;
         }
-        if (!parser_accept_op(p, OP_RBRACE)) {
-                parser_generic_error(p);
+        if (parser_expect_op(p, OP_RBRACE) < 0)
                 goto fail;
-        }
         return dict_node(p, line, base);
 fail:
         p->n_stack = base;

@@ -414,25 +414,35 @@ AstExpr *parser_seq_node(Parser *p, int kind, int line, size_t base)
         return e;
 }
 
-AstExpr *parser_star_expressions(Parser *p)
+AstExpr *parser_comma_tuple(Parser *p, AstExpr *(*item)(Parser *p), bool (*more)(Parser *p))
 {
         int line = parser_peek(p, 0)->line;
-        AstExpr *e = star_expression(p);
+        AstExpr *e = item(p);
         if (!e || !parser_is_op(p, 0, OP_COMMA))
                 return e;
         size_t base = p->n_stack;
         if (parser_push(p, e) < 0)
                 return NULL;
         while (parser_accept_op(p, OP_COMMA)) {
-                if (!parser_is_op(p, 0, OP_STAR) && !parser_starts_expression(p, 0))
+                if (!more(p))
                         break;
-                e = star_expression(p);
+                e = item(p);
                 if (!e || parser_push(p, e) < 0) {
                         p->n_stack = base;
                         return NULL;
                 }
         }
         return parser_seq_node(p, AST_TUPLE, line, base);
+}
+
+static bool star_expression_follows(Parser *p)
+{
+        return parser_is_op(p, 0, OP_STAR) || parser_starts_expression(p, 0);
+}
+
+AstExpr *parser_star_expressions(Parser *p)
+{
+        return parser_comma_tuple(p, star_expression, star_expression_follows);
 }
 
 AstExpr *parser_yield_expr(Parser *p)
@@ -484,10 +494,7 @@ static AstExpr *inversion(Parser *p)
                 return parser_comparison(p);
         int line = parser_peek(p, 0)->line;
         parser_advance(p);
-        if (parser_enter(p) < 0)
-                return NULL;
-        AstExpr *v = inversion(p);
-        parser_leave(p);
+        AstExpr *v = parser_nested(p, inversion);
         if (!v)
                 return NULL;
         AstExpr *e = parser_expr_new(p, AST_UNARY, line);

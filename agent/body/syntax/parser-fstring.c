@@ -375,18 +375,8 @@ AstExpr *parser_strings(Parser *p)
         LexToken *toks = NULL;
         size_t n = 0, cap = 0;
         while (parser_peek(p, 0)->kind == TOK_STRING) {
-                if (n == cap) {
-                        size_t nc = cap ? cap * 2 : 8;
-                        LexToken *nt = ast_alloc(p->arena, nc * sizeof(*nt));
-                        if (!nt) {
-                                parser_nomem(p);
-                                goto fail;
-                        }
-                        if (n)
-                                memcpy(nt, toks, n * sizeof(*nt));
-                        toks = nt;
-                        cap = nc;
-                }
+                if (parser_reserve(p, &toks, n, &cap, sizeof(*toks)) < 0)
+                        goto fail;
                 toks[n++] = *parser_peek(p, 0);
                 parser_advance(p);
         }

@@ -87,11 +87,9 @@ int parser_arguments(Parser *p, AstExpr *call)
                                 goto out;
                         }
                         if (parser_at_for(p)) {
-                                AstExpr *g = parser_expr_new(p, AST_GENEXP, value->line);
+                                AstExpr *g = parser_comprehension_node(p, AST_GENEXP, value, NULL,
+                                                                       value->line);
                                 if (!g)
-                                        goto out;
-                                g->comp.elt = value;
-                                if (parser_comprehension(p, g) < 0 || parser_fix_depth(p, g) < 0)
                                         goto out;
                                 if (n_args > 0 || n_kw > 0 || !parser_is_op(p, 0, OP_RPAR)) {
                                         parser_error(p, value->line,
@@ -110,18 +108,8 @@ int parser_arguments(Parser *p, AstExpr *call)
                         }
                 }
                 if (is_kw) {
-                        if (n_kw == cap_kw) {
-                                size_t nc = cap_kw ? cap_kw * 2 : 8;
-                                AstKeyword **nk = ast_alloc(p->arena, nc * sizeof(*nk));
-                                if (!nk) {
-                                        parser_nomem(p);
-                                        goto out;
-                                }
-                                if (n_kw)
-                                        memcpy(nk, kws, n_kw * sizeof(*nk));
-                                kws = nk;
-                                cap_kw = nc;
-                        }
+                        if (parser_reserve(p, &kws, n_kw, &cap_kw, sizeof(*kws)) < 0)
+                                goto out;
                         AstKeyword *k = ast_alloc(p->arena, sizeof(*k));
                         if (!k) {
                                 parser_nomem(p);
@@ -138,10 +126,8 @@ int parser_arguments(Parser *p, AstExpr *call)
                 if (!parser_accept_op(p, OP_COMMA))
                         break;
         }
-        if (!parser_accept_op(p, OP_RPAR)) {
-                parser_generic_error(p);
+        if (parser_expect_op(p, OP_RPAR) < 0)
                 goto out;
-        }
         call->call.n_args = n_args;
         call->call.args = (AstExpr **)parser_collect(p, base);
         if (!call->call.args)
@@ -347,10 +333,8 @@ AstExpr *parser_lambda(Parser *p)
         e->lambda = fn;
         if (parser_params(p, &fn->params, true, OP_COLON) < 0)
                 return NULL;
-        if (!parser_accept_op(p, OP_COLON)) {
-                parser_generic_error(p);
+        if (parser_expect_op(p, OP_COLON) < 0)
                 return NULL;
-        }
         fn->expr = parser_expression(p);
         if (!fn->expr || parser_fix_depth(p, e) < 0)
                 return NULL;
@@ -358,6 +342,18 @@ AstExpr *parser_lambda(Parser *p)
 }
 
 /* for_if_clauses: ('for' star_targets 'in' disjunction ('if' disjunction)*)+ */
+AstExpr *parser_comprehension_node(Parser *p, int kind, AstExpr *elt, AstExpr *value, int line)
+{
+        AstExpr *e = parser_expr_new(p, kind, line);
+        if (!e)
+                return NULL;
+        e->comp.elt = elt;
+        e->comp.value = value;
+        if (parser_comprehension(p, e) < 0 || parser_fix_depth(p, e) < 0)
+                return NULL;
+        return e;
+}
+
 int parser_comprehension(Parser *p, AstExpr *comp)
 {
         size_t base = p->n_stack;

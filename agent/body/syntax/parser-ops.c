@@ -92,35 +92,12 @@ static AstExpr *chain_node(Parser *p, int kind, int line, size_t base, const OpV
         return e;
 }
 
-AstExpr *parser_comparison(Parser *p)
-{
-        AstExpr *a = bitwise_or(p);
-        if (!a)
-                return NULL;
-        int op = compare_op(p);
-        if (op < 0)
-                return a;
-        size_t base = p->n_stack;
-        OpVec ops = {0};
-        if (parser_push(p, a) < 0)
-                return NULL;
-        while ((op = compare_op(p)) >= 0) {
-                parser_advance(p);
-                if (op == AST_CMP_NOT_IN || op == AST_CMP_IS_NOT)
-                        parser_advance(p);
-                AstExpr *b = bitwise_or(p);
-                if (!b || parser_push(p, b) < 0 || opvec_push(p, &ops, op) < 0) {
-                        p->n_stack = base;
-                        return NULL;
-                }
-        }
-        return chain_node(p, AST_COMPARE, a->line, base, &ops);
-}
-
-/* One precedence level of left-associative binary operators. */
+/* One precedence level of left-associative binary operators, or the
+ * comparisons (a chain of AstCmpOp, read by compare_op()). */
 typedef struct BinLevel {
         AstExpr *(*sub)(Parser *p);
         int ops[5][2]; /* token op, AstBinOp; ended by {-1, -1} */
+        bool compare;
 } BinLevel;
 
 static AstExpr *shift_expr(Parser *p);
@@ -129,6 +106,7 @@ static AstExpr *term(Parser *p);
 static AstExpr *bitwise_xor(Parser *p);
 static AstExpr *bitwise_and(Parser *p);
 
+static const BinLevel level_compare = {bitwise_or, {{-1, -1}}, true};
 static const BinLevel level_or = {bitwise_xor, {{OP_VBAR, AST_OP_OR}, {-1, -1}}};
 static const BinLevel level_xor = {bitwise_and, {{OP_CIRCUMFLEX, AST_OP_XOR}, {-1, -1}}};
 static const BinLevel level_and = {shift_expr, {{OP_AMPER, AST_OP_AND}, {-1, -1}}};
@@ -144,6 +122,8 @@ static const BinLevel level_term = {factor,
 
 static int level_op(Parser *p, const BinLevel *lv)
 {
+        if (lv->compare)
+                return compare_op(p);
         const LexToken *t = parser_peek(p, 0);
         if (t->kind != TOK_OP)
                 return -1;
@@ -166,16 +146,23 @@ static AstExpr *binary(Parser *p, const BinLevel *lv)
         if (parser_push(p, a) < 0)
                 return NULL;
         while ((op = level_op(p, lv)) >= 0) {
-                if (op == AST_OP_MATMUL)
+                if (!lv->compare && op == AST_OP_MATMUL)
                         parser_unsupported(p, parser_peek(p, 0)->line, "the '@' operator is");
                 parser_advance(p);
+                if (lv->compare && (op == AST_CMP_NOT_IN || op == AST_CMP_IS_NOT))
+                        parser_advance(p);
                 AstExpr *b = lv->sub(p);
                 if (!b || parser_push(p, b) < 0 || opvec_push(p, &ops, op) < 0) {
                         p->n_stack = base;
                         return NULL;
                 }
         }
-        return chain_node(p, AST_BINOP, a->line, base, &ops);
+        return chain_node(p, lv->compare ? AST_COMPARE : AST_BINOP, a->line, base, &ops);
+}
+
+AstExpr *parser_comparison(Parser *p)
+{
+        return binary(p, &level_compare);
 }
 
 static AstExpr *bitwise_or(Parser *p)
@@ -225,10 +212,7 @@ static AstExpr *power(Parser *p)
                 return a;
         parser_advance(p);
         /* 2 ** 2 ** 2 ... nests to the right: count it. */
-        if (parser_enter(p) < 0)
-                return NULL;
-        AstExpr *b = factor(p);
-        parser_leave(p);
+        AstExpr *b = parser_nested(p, factor);
         if (!b)
                 return NULL;
         AstExpr *e = parser_expr_new(p, AST_BINOP, a->line);
@@ -260,10 +244,7 @@ static AstExpr *factor(Parser *p)
                 return power(p);
         int line = t->line;
         parser_advance(p);
-        if (parser_enter(p) < 0)
-                return NULL;
-        AstExpr *v = factor(p);
-        parser_leave(p);
+        AstExpr *v = parser_nested(p, factor);
         if (!v)
                 return NULL;
         /* -1 is a constant. (-9223372036854775808 stays a negation of a
@@ -314,25 +295,14 @@ static AstExpr *one_slice(Parser *p)
         return parser_fix_depth(p, e) < 0 ? NULL : e;
 }
 
+static bool slice_follows(Parser *p)
+{
+        return !parser_is_op(p, 0, OP_RSQB);
+}
+
 static AstExpr *slices(Parser *p)
 {
-        int line = parser_peek(p, 0)->line;
-        AstExpr *e = one_slice(p);
-        if (!e || !parser_is_op(p, 0, OP_COMMA))
-                return e;
-        size_t base = p->n_stack;
-        if (parser_push(p, e) < 0)
-                return NULL;
-        while (parser_accept_op(p, OP_COMMA)) {
-                if (parser_is_op(p, 0, OP_RSQB))
-                        break;
-                e = one_slice(p);
-                if (!e || parser_push(p, e) < 0) {
-                        p->n_stack = base;
-                        return NULL;
-                }
-        }
-        return parser_seq_node(p, AST_TUPLE, line, base);
+        return parser_comma_tuple(p, one_slice, slice_follows);
 }
 
 /* A call or subscript trailer after e, in *ret. A generic failure inside
@@ -366,8 +336,8 @@ static __attribute__((noinline)) int trailer(Parser *p, AstExpr *e, AstExpr **re
                 x->sub.value = e;
                 x->sub.index = slices(p);
                 r = x->sub.index ? 0 : -1;
-                if (r == 0 && !parser_accept_op(p, OP_RSQB))
-                        r = parser_generic_error(p);
+                if (r == 0)
+                        r = parser_expect_op(p, OP_RSQB);
         }
         parser_memo_end(p, &probe, r < 0);
         if (r < 0) {

@@ -345,6 +345,22 @@ static int bind_name(Parser *p, AstAlias *a, const char *name, int line)
         return 0;
 }
 
+/* Move the aliases pushed since base into s->import: s, or NULL when memory
+ * runs out. */
+static AstStmt *import_names(Parser *p, AstStmt *s, size_t base)
+{
+        size_t n = p->n_stack - base;
+        AstAlias **as = (AstAlias **)parser_collect(p, base);
+        if (!as || !(s->import.names = ast_alloc(p->arena, n * sizeof(AstAlias)))) {
+                parser_nomem(p);
+                return NULL;
+        }
+        for (size_t i = 0; i < n; i++)
+                s->import.names[i] = *as[i];
+        s->import.n_names = (int)n;
+        return s;
+}
+
 static AstStmt *import_stmt(Parser *p)
 {
         int line = parser_peek(p, 0)->line;
@@ -378,16 +394,7 @@ static AstStmt *import_stmt(Parser *p)
                 if (!bound || bind_name(p, a, bound, line) < 0 || parser_push(p, a) < 0)
                         goto fail;
         } while (parser_accept_op(p, OP_COMMA));
-        size_t n = p->n_stack - base;
-        AstAlias **as = (AstAlias **)parser_collect(p, base);
-        if (!as || !(s->import.names = ast_alloc(p->arena, n * sizeof(AstAlias)))) {
-                parser_nomem(p);
-                return NULL;
-        }
-        for (size_t i = 0; i < n; i++)
-                s->import.names[i] = *as[i];
-        s->import.n_names = (int)n;
-        return s;
+        return import_names(p, s, base);
 fail:
         p->n_stack = base;
         return NULL;
@@ -465,20 +472,9 @@ static AstStmt *from_stmt(Parser *p)
                         goto fail;
                 }
         }
-        if (parens && !parser_accept_op(p, OP_RPAR)) {
-                parser_generic_error(p);
+        if (parens && parser_expect_op(p, OP_RPAR) < 0)
                 goto fail;
-        }
-        size_t n = p->n_stack - base;
-        AstAlias **as = (AstAlias **)parser_collect(p, base);
-        if (!as || !(s->import.names = ast_alloc(p->arena, n * sizeof(AstAlias)))) {
-                parser_nomem(p);
-                return NULL;
-        }
-        for (size_t i = 0; i < n; i++)
-                s->import.names[i] = *as[i];
-        s->import.n_names = (int)n;
-        return s;
+        return import_names(p, s, base);
 fail:
         p->n_stack = base;
         return NULL;

@@ -59,9 +59,7 @@ int parser_block(Parser *p, const char *what, int what_line, AstStmt ***ret, int
         if (t->kind != TOK_INDENT) {
                 if (parser_failed(t))
                         return -1;
-                return parser_indent_error(p, t->line,
-                                           "expected an indented block after %s on line %d", what,
-                                           what_line);
+                return parser_expected_block(p, t->line, what, what_line);
         }
         parser_advance(p);
         if (parser_enter(p) < 0)
@@ -392,10 +390,8 @@ static AstStmt *def_stmt(Parser *p)
         s->def.fn = fn;
         if (expect_forced(p, OP_LPAR) < 0 || parser_params(p, &fn->params, false, OP_RPAR) < 0)
                 return NULL;
-        if (!parser_accept_op(p, OP_RPAR)) {
-                parser_generic_error(p);
+        if (parser_expect_op(p, OP_RPAR) < 0)
                 return NULL;
-        }
         if (parser_accept_op(p, OP_RARROW)) {
                 parser_unsupported(p, line, "function annotations are");
                 if (!parser_expression(p))
@@ -479,10 +475,7 @@ static AstStmt *match_stmt(Parser *p)
         const LexToken *t = parser_peek(p, 0);
         if (t->kind != TOK_INDENT) {
                 if (!parser_failed(t))
-                        parser_indent_error(
-                                p, t->line,
-                                "expected an indented block after 'match' statement on line %d",
-                                line);
+                        parser_expected_block(p, t->line, "'match' statement", line);
                 return NULL;
         }
         int level = 0;

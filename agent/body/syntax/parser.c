@@ -148,6 +148,11 @@ bool parser_accept_op(Parser *p, int op)
         return true;
 }
 
+int parser_expect_op(Parser *p, int op)
+{
+        return parser_accept_op(p, op) ? 0 : parser_generic_error(p);
+}
+
 bool parser_accept_kw(Parser *p, int kw)
 {
         if (!parser_is_kw(p, 0, kw))
@@ -243,15 +248,13 @@ int parser_error(Parser *p, int line, const char *fmt, ...)
         return -1;
 }
 
-int parser_indent_error(Parser *p, int line, const char *fmt, ...)
+int parser_expected_block(Parser *p, int line, const char *what, int what_line)
 {
         if (p->no_invalid > 0)
                 return parser_generic_error(p);
-        va_list ap;
-        va_start(ap, fmt);
-        perror_v(p, AST_ERR_INDENT, line, fmt, ap);
-        va_end(ap);
-        return -1;
+        return ast_error_set(p->err, AST_ERR_INDENT, line,
+                             "%sexpected an indented block after %s on line %d",
+                             p->in_fstring ? "f-string: " : "", what, what_line);
 }
 
 int parser_generic_error(Parser *p)
@@ -314,6 +317,15 @@ int parser_enter(Parser *p)
         return 0;
 }
 
+AstExpr *parser_nested(Parser *p, AstExpr *(*rule)(Parser *p))
+{
+        if (parser_enter(p) < 0)
+                return NULL;
+        AstExpr *e = rule(p);
+        parser_leave(p);
+        return e;
+}
+
 int parser_nomem(Parser *p)
 {
         return ast_error_replace(p->err, AST_ERR_NOMEM, 0, "out of memory");
@@ -332,6 +344,22 @@ int parser_push(Parser *p, void *item)
                 p->cap_stack = nc;
         }
         p->stack[p->n_stack++] = item;
+        return 0;
+}
+
+int parser_reserve(Parser *p, void *items, size_t n, size_t *cap, size_t size)
+{
+        if (n < *cap)
+                return 0;
+        size_t nc = *cap ? *cap * 2 : 8;
+        void *old, *na = ast_alloc(p->arena, nc * size);
+        if (!na)
+                return parser_nomem(p);
+        memcpy(&old, items, sizeof(old));
+        if (n)
+                memcpy(na, old, n * size);
+        memcpy(items, &na, sizeof(na));
+        *cap = nc;
         return 0;
 }
 

@@ -162,6 +162,9 @@ void parser_advance(Parser *p);
 bool parser_is_op(Parser *p, int k, int op);
 bool parser_is_kw(Parser *p, int k, int kw);
 bool parser_accept_op(Parser *p, int op);
+/* Consume the operator op: 0, or -1 with the generic "invalid syntax"
+ * error when another token stands there. */
+int parser_expect_op(Parser *p, int op);
 bool parser_accept_kw(Parser *p, int kw);
 /* Returns 0, or -1 with MemoryError (AST_ERR_NOMEM) raised. */
 int parser_mark(Parser *p, ParserMark *m);
@@ -172,8 +175,9 @@ const char *parser_name(Parser *p, const LexToken *t);
 
 /* Errors. */
 int parser_error(Parser *p, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-int parser_indent_error(Parser *p, int line, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
+/* IndentationError "expected an indented block after WHAT on line
+ * WHAT_LINE" at line (as parser_error(): only outside *_without_invalid). */
+int parser_expected_block(Parser *p, int line, const char *what, int what_line);
 /* "invalid syntax" at the furthest token (or an IndentationError when that
  * token is an INDENT or a DEDENT). */
 int parser_generic_error(Parser *p);
@@ -196,10 +200,17 @@ static inline void parser_leave(Parser *p)
 {
         p->depth--;
 }
+/* Parse rule one nesting level deeper (parser_enter() .. parser_leave()):
+ * its node, or NULL with the error set. */
+AstExpr *parser_nested(Parser *p, AstExpr *(*rule)(Parser *p));
 int parser_nomem(Parser *p);
 
 /* Arrays: push items, then collect the top n into the arena. */
 int parser_push(Parser *p, void *item);
+/* Make room for item n of the arena array *items (a T ** passed as void *,
+ * elements of `size` bytes, *cap of them), doubling it from 8: 0, or -1 when
+ * memory runs out (error set). */
+int parser_reserve(Parser *p, void *items, size_t n, size_t *cap, size_t size);
 void **parser_collect(Parser *p, size_t base);
 
 /* Nodes. */
@@ -226,6 +237,9 @@ int parser_arguments(Parser *p, AstExpr *call);
 int parser_params(Parser *p, AstParams *params, bool lambda, int closer);
 AstExpr *parser_lambda(Parser *p);
 int parser_comprehension(Parser *p, AstExpr *comp);
+/* At `for` after elt (and value, in a dict): a comprehension node of kind
+ * with its for and if clauses, or NULL with the error set. */
+AstExpr *parser_comprehension_node(Parser *p, int kind, AstExpr *elt, AstExpr *value, int line);
 AstFunction *parser_function_new(Parser *p, const char *name, int line);
 
 /* Shared by parser-expr.c, parser-ops.c and parser-atom.c. */
@@ -233,6 +247,9 @@ AstExpr *parser_starred(Parser *p);
 AstExpr *parser_star_named_expression(Parser *p);
 /* A node of `kind` whose seq.items are the stack's items from base. */
 AstExpr *parser_seq_node(Parser *p, int kind, int line, size_t base);
+/* item, or item (',' item)* [','] as a tuple, where more() says whether
+ * another item follows a comma. NULL with the error set. */
+AstExpr *parser_comma_tuple(Parser *p, AstExpr *(*item)(Parser *p), bool (*more)(Parser *p));
 AstExpr *parser_atom(Parser *p);
 /* At `for` (or `async for`): a comprehension starts. */
 bool parser_at_for(Parser *p);

@@ -42,6 +42,14 @@ void bv__str_finish(BodyValue *s);
 int bv__check_string_size(BodyVM *vm, uint64_t len);
 /* Map a StrBuf error (-ENOMEM, -E2BIG) to an exception; returns -1. */
 int bv__buf_error(BodyVM *vm, int r);
+/* Run a StrBuf call; on error, return bv__buf_error()'s -1 from the caller
+ * (which has its BodyVM in `vm`). */
+#define BV_PUT(expr)                                                                               \
+        do {                                                                                       \
+                int _r = (expr);                                                                   \
+                if (_r < 0)                                                                        \
+                        return bv__buf_error(vm, _r);                                              \
+        } while (0)
 /* A StrBuf whose limit is the VM's max_string. */
 static inline StrBuf bv__buf(BodyVM *vm)
 {
@@ -192,6 +200,9 @@ uint32_t bv__unicode_lower(uint32_t cp);
 uint32_t bv__unicode_upper(uint32_t cp);
 /* Decode the code point at s[off], which is valid UTF-8. */
 uint32_t bv__cp_at(const char *s, size_t len, size_t off, size_t *ret_size);
+/* Append cp as Python's repr escapes it: \xNN, \uNNNN or \UNNNNNNNN
+ * (StrBuf's 0 or negative errno). */
+int bv__put_cp_escape(StrBuf *out, uint32_t cp);
 
 /* ---- sequences (value-item.c) ---- */
 

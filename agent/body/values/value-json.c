@@ -13,13 +13,6 @@
 
 #include "util/pyjson.h"
 
-#define PUT(expr)                                                                                  \
-        do {                                                                                       \
-                int _r = (expr);                                                                   \
-                if (_r < 0)                                                                        \
-                        return bv__buf_error(vm, _r);                                              \
-        } while (0)
-
 BodyValue *bv_from_json(BodyVM *vm, const json_t *j, bool bunch)
 {
         switch (json_typeof(j)) {
@@ -248,9 +241,9 @@ int bv_to_json(BodyVM *vm, BodyValue *v, json_t **ret)
 
 static int newline(BodyVM *vm, const BvJsonOptions *opt, StrBuf *out, size_t level)
 {
-        PUT(strbuf_putc(out, '\n'));
+        BV_PUT(strbuf_putc(out, '\n'));
         for (size_t i = 0; i < level; i++)
-                PUT(strbuf_append(out, opt->indent, opt->indent_len));
+                BV_PUT(strbuf_append(out, opt->indent, opt->indent_len));
         return 0;
 }
 
@@ -267,7 +260,7 @@ static int dump_float(BodyVM *vm, double d, const BvJsonOptions *opt, StrBuf *ou
                 return -1;
         }
         pyjson_float(d, buf);
-        PUT(strbuf_puts(out, buf));
+        BV_PUT(strbuf_puts(out, buf));
         return 0;
 }
 
@@ -275,13 +268,13 @@ static int dump_seq(BodyVM *vm, BodyValue *v, const BvJsonOptions *opt, StrBuf *
                     size_t level)
 {
         if (v->list.len == 0) {
-                PUT(strbuf_puts(out, "[]"));
+                BV_PUT(strbuf_puts(out, "[]"));
                 return 0;
         }
-        PUT(strbuf_putc(out, '['));
+        BV_PUT(strbuf_putc(out, '['));
         for (size_t i = 0; i < v->list.len; i++) {
                 if (i > 0)
-                        PUT(strbuf_puts(out, opt->item_sep));
+                        BV_PUT(strbuf_puts(out, opt->item_sep));
                 if (opt->indent && newline(vm, opt, out, level + 1) < 0)
                         return -1;
                 if (dump(vm, v->list.items[i], opt, out, m, level + 1) < 0)
@@ -289,7 +282,7 @@ static int dump_seq(BodyVM *vm, BodyValue *v, const BvJsonOptions *opt, StrBuf *
         }
         if (opt->indent && newline(vm, opt, out, level) < 0)
                 return -1;
-        PUT(strbuf_putc(out, ']'));
+        BV_PUT(strbuf_putc(out, ']'));
         return 0;
 }
 
@@ -302,21 +295,21 @@ typedef struct KeyValue {
 static int write_items(BodyVM *vm, const KeyValue *kv, size_t n, const BvJsonOptions *opt,
                        StrBuf *out, Markers *m, size_t level)
 {
-        PUT(strbuf_putc(out, '{'));
+        BV_PUT(strbuf_putc(out, '{'));
         for (size_t i = 0; i < n; i++) {
                 if (i > 0)
-                        PUT(strbuf_puts(out, opt->item_sep));
+                        BV_PUT(strbuf_puts(out, opt->item_sep));
                 if (opt->indent && newline(vm, opt, out, level + 1) < 0)
                         return -1;
-                PUT(pyjson_quote(out, kv[i].text->str.data, kv[i].text->str.len,
-                                 opt->ensure_ascii));
-                PUT(strbuf_puts(out, opt->key_sep));
+                BV_PUT(pyjson_quote(out, kv[i].text->str.data, kv[i].text->str.len,
+                                    opt->ensure_ascii));
+                BV_PUT(strbuf_puts(out, opt->key_sep));
                 if (dump(vm, kv[i].value, opt, out, m, level + 1) < 0)
                         return -1;
         }
         if (opt->indent && newline(vm, opt, out, level) < 0)
                 return -1;
-        PUT(strbuf_putc(out, '}'));
+        BV_PUT(strbuf_putc(out, '}'));
         return 0;
 }
 
@@ -330,7 +323,7 @@ static int dump_dict(BodyVM *vm, BodyValue *v, const BvJsonOptions *opt, StrBuf 
         int r = -1;
 
         if (len == 0) {
-                PUT(strbuf_puts(out, "{}"));
+                BV_PUT(strbuf_puts(out, "{}"));
                 return 0;
         }
         keys = bv_mem_alloc(vm, ksize);
@@ -377,20 +370,20 @@ static int dump(BodyVM *vm, BodyValue *v, const BvJsonOptions *opt, StrBuf *out,
                 return -1;
         switch (v->kind) {
         case BV_NONE:
-                PUT(strbuf_puts(out, "null"));
+                BV_PUT(strbuf_puts(out, "null"));
                 return 0;
         case BV_BOOL:
-                PUT(strbuf_puts(out, v->b ? "true" : "false"));
+                BV_PUT(strbuf_puts(out, v->b ? "true" : "false"));
                 return 0;
         case BV_INT:
                 if (v->big)
                         return bv__int_str(vm, v, out);
-                PUT(strbuf_printf(out, "%" PRId64, v->i));
+                BV_PUT(strbuf_printf(out, "%" PRId64, v->i));
                 return 0;
         case BV_FLOAT:
                 return dump_float(vm, v->f, opt, out);
         case BV_STR:
-                PUT(pyjson_quote(out, v->str.data, v->str.len, opt->ensure_ascii));
+                BV_PUT(pyjson_quote(out, v->str.data, v->str.len, opt->ensure_ascii));
                 return 0;
         case BV_LIST:
         case BV_TUPLE:

@@ -10,13 +10,6 @@
 #include "util/pyjson.h"
 #include "util/utf8.h"
 
-#define PUT(expr)                                                                                  \
-        do {                                                                                       \
-                int _r = (expr);                                                                   \
-                if (_r < 0)                                                                        \
-                        return bv__buf_error(vm, _r);                                              \
-        } while (0)
-
 uint32_t bv__cp_at(const char *s, size_t len, size_t off, size_t *ret_size)
 {
         uint32_t cp = 0;
@@ -29,6 +22,15 @@ uint32_t bv__cp_at(const char *s, size_t len, size_t off, size_t *ret_size)
         if (ret_size)
                 *ret_size = (size_t)n;
         return cp;
+}
+
+int bv__put_cp_escape(StrBuf *out, uint32_t cp)
+{
+        if (cp < 0x100)
+                return strbuf_printf(out, "\\x%02x", cp);
+        if (cp < 0x10000)
+                return strbuf_printf(out, "\\u%04x", cp);
+        return strbuf_printf(out, "\\U%08x", cp);
 }
 
 int bv__repr_str(StrBuf *out, const char *s, size_t len)
@@ -62,12 +64,8 @@ int bv__repr_str(StrBuf *out, const char *s, size_t len)
                         r = strbuf_puts(out, "\\t");
                 else if (bv__unicode_isprintable(cp))
                         r = strbuf_append(out, s + i, n);
-                else if (cp < 0x100)
-                        r = strbuf_printf(out, "\\x%02x", cp);
-                else if (cp < 0x10000)
-                        r = strbuf_printf(out, "\\u%04x", cp);
                 else
-                        r = strbuf_printf(out, "\\U%08x", cp);
+                        r = bv__put_cp_escape(out, cp);
                 if (r < 0)
                         return r;
                 i += n;
@@ -84,7 +82,7 @@ static int repr_items(BodyVM *vm, BodyValue **items, size_t n, StrBuf *out, BvRe
 {
         for (size_t i = 0; i < n; i++) {
                 if (i > 0)
-                        PUT(strbuf_puts(out, ", "));
+                        BV_PUT(strbuf_puts(out, ", "));
                 if (repr_value(vm, items[i], out, ctx, false) < 0)
                         return -1;
         }
@@ -102,18 +100,18 @@ static int repr_dict_items(BodyVM *vm, BodyValue *d, StrBuf *out, BvReprCtx *ctx
 
         while (bv_dict_next(d, &pos, &k, &v)) {
                 if (i++ > 0)
-                        PUT(strbuf_puts(out, ", "));
+                        BV_PUT(strbuf_puts(out, ", "));
                 if (!all && view == BV_VIEW_ITEMS)
-                        PUT(strbuf_putc(out, '('));
+                        BV_PUT(strbuf_putc(out, '('));
                 if ((all || view != BV_VIEW_VALUES) && repr_value(vm, k, out, ctx, false) < 0)
                         return -1;
                 if (pairs)
-                        PUT(strbuf_puts(out, all ? ": " : ", "));
+                        BV_PUT(strbuf_puts(out, all ? ": " : ", "));
                 if ((pairs || (!all && view == BV_VIEW_VALUES)) &&
                     repr_value(vm, v, out, ctx, false) < 0)
                         return -1;
                 if (!all && view == BV_VIEW_ITEMS)
-                        PUT(strbuf_putc(out, ')'));
+                        BV_PUT(strbuf_putc(out, ')'));
         }
         return 0;
 }
@@ -201,11 +199,11 @@ static int exc_str(BodyVM *vm, BodyValue *v, StrBuf *out, BvReprCtx *ctx)
 
         if (args->list.len == 2 && args->list.items[0]->kind == BV_INT &&
             !args->list.items[0]->big && bv_class_is_subclass(c, bv_exc_class(BV_EXC_OS_ERROR))) {
-                PUT(strbuf_printf(out, "[Errno %" PRId64 "] ", args->list.items[0]->i));
+                BV_PUT(strbuf_printf(out, "[Errno %" PRId64 "] ", args->list.items[0]->i));
                 if (repr_value(vm, args->list.items[1], out, ctx, true) < 0)
                         return -1;
                 if (v->exc.filename) {
-                        PUT(strbuf_puts(out, ": "));
+                        BV_PUT(strbuf_puts(out, ": "));
                         return repr_value(vm, v->exc.filename, out, ctx, false);
                 }
                 return 0;
@@ -224,13 +222,13 @@ static int exc_str(BodyVM *vm, BodyValue *v, StrBuf *out, BvReprCtx *ctx)
 
 REPR(bv__none_repr)
 {
-        PUT(strbuf_puts(out, "None"));
+        BV_PUT(strbuf_puts(out, "None"));
         return 0;
 }
 
 REPR(bv__bool_repr)
 {
-        PUT(strbuf_puts(out, v->b ? "True" : "False"));
+        BV_PUT(strbuf_puts(out, v->b ? "True" : "False"));
         return 0;
 }
 
@@ -238,7 +236,7 @@ REPR(bv__int_repr)
 {
         if (v->big)
                 return bv__int_str(vm, v, out);
-        PUT(strbuf_printf(out, "%" PRId64, v->i));
+        BV_PUT(strbuf_printf(out, "%" PRId64, v->i));
         return 0;
 }
 
@@ -247,16 +245,16 @@ REPR(bv__float_repr)
         char buf[40];
 
         pyfloat_repr(v->f, buf);
-        PUT(strbuf_puts(out, buf));
+        BV_PUT(strbuf_puts(out, buf));
         return 0;
 }
 
 REPR(bv__str_repr)
 {
         if (as_str)
-                PUT(strbuf_append(out, v->str.data, v->str.len));
+                BV_PUT(strbuf_append(out, v->str.data, v->str.len));
         else
-                PUT(bv__repr_str(out, v->str.data, v->str.len));
+                BV_PUT(bv__repr_str(out, v->str.data, v->str.len));
         return 0;
 }
 
@@ -265,80 +263,80 @@ REPR(bv__range_repr)
         if (v->range.z[0])
                 return bv__range_repr_big(vm, v, out);
         if (v->range.step == 1)
-                PUT(strbuf_printf(out, "range(%" PRId64 ", %" PRId64 ")", v->range.start,
-                                  v->range.stop));
+                BV_PUT(strbuf_printf(out, "range(%" PRId64 ", %" PRId64 ")", v->range.start,
+                                     v->range.stop));
         else
-                PUT(strbuf_printf(out, "range(%" PRId64 ", %" PRId64 ", %" PRId64 ")",
-                                  v->range.start, v->range.stop, v->range.step));
+                BV_PUT(strbuf_printf(out, "range(%" PRId64 ", %" PRId64 ", %" PRId64 ")",
+                                     v->range.start, v->range.stop, v->range.step));
         return 0;
 }
 
 REPR(bv__slice_repr)
 {
-        PUT(strbuf_puts(out, "slice("));
+        BV_PUT(strbuf_puts(out, "slice("));
         if (repr_value(vm, v->slice.start, out, ctx, false) < 0)
                 return -1;
-        PUT(strbuf_puts(out, ", "));
+        BV_PUT(strbuf_puts(out, ", "));
         if (repr_value(vm, v->slice.stop, out, ctx, false) < 0)
                 return -1;
-        PUT(strbuf_puts(out, ", "));
+        BV_PUT(strbuf_puts(out, ", "));
         if (repr_value(vm, v->slice.step, out, ctx, false) < 0)
                 return -1;
-        PUT(strbuf_putc(out, ')'));
+        BV_PUT(strbuf_putc(out, ')'));
         return 0;
 }
 
 /* <map object at 0x...>: iterators and whatever has no repr of its own. */
 REPR(bv__object_repr)
 {
-        PUT(strbuf_printf(out, "<%s object at %p>", bv_type_name(v), (void *)v));
+        BV_PUT(strbuf_printf(out, "<%s object at %p>", bv_type_name(v), (void *)v));
         return 0;
 }
 
 REPR(bv__builtin_repr)
 {
-        PUT(strbuf_printf(out, "<built-in function %s>", v->builtin->name));
+        BV_PUT(strbuf_printf(out, "<built-in function %s>", v->builtin->name));
         return 0;
 }
 
 REPR(bv__method_repr)
 {
         if (v->method.self->kind == BV_CLASS) {
-                PUT(strbuf_printf(out, "<method '%s' of '%s' objects>", v->method.def->name,
-                                  v->method.self->cls->name));
+                BV_PUT(strbuf_printf(out, "<method '%s' of '%s' objects>", v->method.def->name,
+                                     v->method.self->cls->name));
                 return 0;
         }
-        PUT(strbuf_printf(out, "<built-in method %s of %s object at %p>", v->method.def->name,
-                          bv_type_name(v->method.self), (void *)v->method.self));
+        BV_PUT(strbuf_printf(out, "<built-in method %s of %s object at %p>", v->method.def->name,
+                             bv_type_name(v->method.self), (void *)v->method.self));
         return 0;
 }
 
 REPR(bv__function_repr)
 {
-        PUT(strbuf_printf(out, "<function %s at %p>", v->function.qualname, (void *)v));
+        BV_PUT(strbuf_printf(out, "<function %s at %p>", v->function.qualname, (void *)v));
         return 0;
 }
 
 REPR(bv__module_repr)
 {
-        PUT(strbuf_printf(out, "<module '%s' (built-in)>", v->module->name));
+        BV_PUT(strbuf_printf(out, "<module '%s' (built-in)>", v->module->name));
         return 0;
 }
 
 REPR(bv__script_repr)
 {
-        PUT(strbuf_printf(out, "<muranoagent.script_runner.%s object at %p>", bv_type_name(v),
-                          (void *)v));
+        BV_PUT(strbuf_printf(out, "<muranoagent.script_runner.%s object at %p>", bv_type_name(v),
+                             (void *)v));
         return 0;
 }
 
 REPR(bv__file_repr)
 {
-        PUT(strbuf_puts(out, "<_io.TextIOWrapper name="));
-        PUT(bv__repr_str(out, v->file.name, strlen(v->file.name)));
-        PUT(strbuf_puts(out, " mode="));
-        PUT(bv__repr_str(out, v->file.mode, strlen(v->file.mode)));
-        PUT(strbuf_puts(out, " encoding='UTF-8'>"));
+        BV_PUT(strbuf_puts(out, "<_io.TextIOWrapper name="));
+        BV_PUT(bv__repr_str(out, v->file.name, strlen(v->file.name)));
+        BV_PUT(strbuf_puts(out, " mode="));
+        BV_PUT(bv__repr_str(out, v->file.mode, strlen(v->file.mode)));
+        BV_PUT(strbuf_puts(out, " encoding='UTF-8'>"));
         return 0;
 }
 
@@ -347,7 +345,7 @@ REPR(bv__uuid_repr)
         char buf[40];
 
         bv__uuid_str(v->uuid, buf);
-        PUT(strbuf_printf(out, as_str ? "%s" : "UUID('%s')", buf));
+        BV_PUT(strbuf_printf(out, as_str ? "%s" : "UUID('%s')", buf));
         return 0;
 }
 
@@ -355,12 +353,12 @@ REPR(bv__exc_repr)
 {
         if (as_str)
                 return exc_str(vm, v, out, ctx);
-        PUT(strbuf_puts(out, v->exc.cls->name));
+        BV_PUT(strbuf_puts(out, v->exc.cls->name));
         if (v->exc.args->list.len == 1) {
-                PUT(strbuf_putc(out, '('));
+                BV_PUT(strbuf_putc(out, '('));
                 if (repr_value(vm, v->exc.args->list.items[0], out, ctx, false) < 0)
                         return -1;
-                PUT(strbuf_putc(out, ')'));
+                BV_PUT(strbuf_putc(out, ')'));
                 return 0;
         }
         return repr_value(vm, v->exc.args, out, ctx, false);
@@ -369,9 +367,9 @@ REPR(bv__exc_repr)
 REPR(bv__class_repr)
 {
         if (v->cls->module)
-                PUT(strbuf_printf(out, "<class '%s.%s'>", v->cls->module, v->cls->name));
+                BV_PUT(strbuf_printf(out, "<class '%s.%s'>", v->cls->module, v->cls->name));
         else
-                PUT(strbuf_printf(out, "<class '%s'>", v->cls->name));
+                BV_PUT(strbuf_printf(out, "<class '%s'>", v->cls->name));
         return 0;
 }
 

@@ -116,6 +116,15 @@ def emit(name, ctype, rows):
     print()
 
 
+def emit_ops(name, ctype, rows):
+    # Rows (C operator constant, a, b, expected): the constant goes out as is.
+    print("static const %s %s[] = {" % (ctype, name))
+    for op, a, b, e in rows:
+        print("        {%s, %s, %s, %s}," % (op, c(a), c(b), c(e)))
+    print("};")
+    print()
+
+
 # ---- repr / str ----
 REPR = [None, True, False, 0, -7, 2**63 - 1, -2**63, 2**63, -2**63 - 1, 2**64, -2**64, 3**100,
         -7**200, 10**4299, 10**4300 - 1, -(10**4300 - 1), [2**64, (-2**64,)], {2**64: -2**64},
@@ -650,16 +659,8 @@ emit("format_cases", "FormatCase", format_rows)
 emit("strformat_cases", "StrFormatCase", strformat_rows)
 emit("percent_cases", "PercentCase", percent_rows)
 emit("dumps_cases", "DumpsCase", dumps_rows)
-print("static const BinopCase binop_cases[] = {")
-for op, a, b, e in binop_rows:
-    print("        {%s, %s, %s, %s}," % (op, c(a), c(b), c(e)))
-print("};")
-print()
-print("static const CompareCase compare_cases[] = {")
-for op, a, b, e in cmp_rows:
-    print("        {%s, %s, %s, %s}," % (op, c(a), c(b), c(e)))
-print("};")
-print()
+emit_ops("binop_cases", "BinopCase", binop_rows)
+emit_ops("compare_cases", "CompareCase", cmp_rows)
 emit("method_cases", "MethodCase", method_rows)
 emit("getitem_cases", "GetitemCase", getitem_rows)
 emit("setitem_cases", "SetitemCase", setitem_rows)
