@@ -134,6 +134,37 @@ START_TEST(test_large)
 }
 END_TEST
 
+/* A plan of the largest body an agent takes, with the largest signature,
+ * message_id and reply_to the broker can deliver, is read back from
+ * plan.json within journal_plan_file_max() of that body size. */
+START_TEST(test_plan_file_max)
+{
+        enum { BODY_MAX = 3001, SIG = 1 << 20 };
+        JournalOptions o = JOURNAL_OPTIONS_DEFAULT;
+        _cleanup_(journal_freep) Journal *j = NULL;
+        _cleanup_(journal_plan_freep) JournalPlan *p = NULL;
+        _cleanup_free_ char *body = malloc(BODY_MAX), *sig = malloc(SIG);
+        char id[256], ts[JOURNAL_TS_MAX];
+
+        ck_assert(body && sig);
+        memset(body, '\xff', BODY_MAX);
+        memset(sig, '\xff', SIG);
+        memset(id, '\xff', sizeof(id) - 1);
+        id[sizeof(id) - 1] = '\0';
+        o.ops = &test_ops;
+        o.max_plan_file = journal_plan_file_max(BODY_MAX);
+        ck_assert_uint_ge(journal_plan_file_max((size_t)1 << 30), ((size_t)1 << 30) / 3 * 4);
+        j = open_with(&o);
+        ck_assert_int_eq(journal_put_plan(j, body, BODY_MAX, sig, SIG, id, id, ts), 0);
+        /* Read back from the file: a new journal holds nothing in memory. */
+        j = journal_free(j);
+        j = open_with(&o);
+        ck_assert_int_eq(journal_load_plan(j, ts, &p, NULL), 0);
+        ck_assert_uint_eq(p->body_len, BODY_MAX);
+        ck_assert_uint_eq(p->signature_len, SIG);
+}
+END_TEST
+
 /* The plan just stored is read back from memory, exactly as plan.json
  * would give it, once; stored_here tells it from a plan found at open. */
 START_TEST(test_held_plan)
@@ -674,6 +705,7 @@ static void add_tests(TCase *tc)
         tcase_add_loop_test(tc, test_layout, 0, (int)ELEMENTSOF(layout_cases));
         tcase_add_loop_test(tc, test_large, 0, (int)ELEMENTSOF(large_cases));
         tcase_add_test(tc, test_large_write_fails);
+        tcase_add_test(tc, test_plan_file_max);
         tcase_add_test(tc, test_held_plan);
         tcase_add_test(tc, test_held_plan_as_read);
         tcase_add_test(tc, test_kept_result);

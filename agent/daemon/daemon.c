@@ -263,6 +263,7 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
         }
 
         jo.ops = daemon_test_journal_ops();
+        jo.max_plan_file = journal_plan_file_max(cfg->agent.max_plan_size);
         rc = open_journal(d, &jo);
         if (rc != 0)
                 return rc;

@@ -21,6 +21,19 @@
 #include "util/strbuf.h"
 #include "util/utf8.h"
 
+/* What plan.json holds besides the body's Base64: the signature, which
+ * comes in the message's header frame and so is shorter than the broker's
+ * frame_max (128 KiB, 175 KiB in Base64; the largest frame_max RabbitMQ
+ * allows, 1 MiB, would still fit in twice this), message_id and
+ * reply_to (AMQP short strings: at most 255 bytes, 6 bytes each when
+ * written as \ufffd), the keys and separators. */
+#define PLAN_FILE_SLACK ((size_t)2 << 20)
+
+size_t journal_plan_file_max(size_t body_max)
+{
+        return base64_encoded_len(body_max) + PLAN_FILE_SLACK;
+}
+
 /* s as a JSON string; bytes that are not UTF-8 become U+FFFD, as Python's
  * errors='replace' would make them, so that a strange AMQP property can
  * never stop a message from being stored. */

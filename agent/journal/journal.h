@@ -221,6 +221,12 @@ typedef struct Journal Journal;
  * -errno. */
 int journal_open(const char *storage, const JournalOptions *opt, Journal **ret);
 
+/* The largest plan.json that a message body of at most body_max bytes
+ * makes, whatever its signature, message_id and reply_to: the value of
+ * JournalOptions.max_plan_file for an agent that takes bodies that large,
+ * so that no plan it stored is called corrupt when read back. */
+size_t journal_plan_file_max(size_t body_max);
+
 /* The process holding the exclusive flock() on <storage>/plans, as
  * /proc/locks names it: the process that took the lock, even when a child
  * that inherited its descriptor is what keeps it now. For the daemon's log
