@@ -350,21 +350,28 @@ static int text_matches(char **text, size_t len, const json_t *plan_id, char **r
         return 1;
 }
 
+/* text_matches() of what a read that returned r gave: a missing file
+ * matches nothing, another error is returned. */
+static int read_matches(int r, char **text, size_t len, const json_t *plan_id, char **ret)
+{
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        return text_matches(text, len, plan_id, ret);
+}
+
 /* result.json at dirfd/<dir>/result.json, as text_matches(); -errno. */
 static int result_matches(int dirfd, const char *dir, const json_t *plan_id, char **ret)
 {
         char path[65 + sizeof(JOURNAL_RESULT_FILE)];
         _cleanup_free_ char *text = NULL;
-        size_t len;
+        size_t len = 0;
         int r;
 
         snprintf(path, sizeof(path), "%s/%s", dir, JOURNAL_RESULT_FILE);
         r = file_read_regular_at(dirfd, path, JOURNAL_MAX_RESULT_FILE, &text, &len);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
-                return r;
-        return text_matches(&text, len, plan_id, ret);
+        return read_matches(r, &text, len, plan_id, ret);
 }
 
 /* The result of entry ts (from memory when it is kept), as
@@ -372,15 +379,11 @@ static int result_matches(int dirfd, const char *dir, const json_t *plan_id, cha
 static int entry_matches(Journal *j, const char *ts, const json_t *plan_id, char **ret)
 {
         _cleanup_free_ char *text = NULL;
-        size_t len;
+        size_t len = 0;
         int r;
 
         r = journal_load_result(j, ts, &text, &len);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
-                return r;
-        return text_matches(&text, len, plan_id, ret);
+        return read_matches(r, &text, len, plan_id, ret);
 }
 
 /* Done record rec, as text_matches(); -errno. */
@@ -392,11 +395,7 @@ static int record_matches(Journal *j, const JournalDone *rec, const json_t *plan
         if (rec->where == JOURNAL_DONE_DIR_RECORD)
                 return result_matches(j->done_fd, rec->name, plan_id, ret);
         r = journal_done_log_read(j, rec, &text);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
-                return r;
-        return text_matches(&text, rec->len, plan_id, ret);
+        return read_matches(r, &text, rec->len, plan_id, ret);
 }
 
 /* The result kept under record name name; plan_id as result_matches(). */
