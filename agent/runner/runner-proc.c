@@ -328,6 +328,8 @@ static int runner_proc_spawn(RunnerJob *job)
         run.workdir = req->cwd;
         run.writable = writable;
         run.n_writable = job->cache_dir ? 1 : 0;
+        run.agent_paths = (const char *const *)r->agent_paths;
+        run.n_agent_paths = r->n_agent_paths;
         run.cgroups = job->cg_run ? cgroup_run_dirs(job->cg_run, &run.n_cgroups) : NULL;
         run.agent_env = (const char *const *)environ;
         run.home = r->home;

@@ -22,6 +22,7 @@
 #include "util/hexid.h"
 #include "util/macro.h"
 #include "util/pyjson.h"
+#include "util/strv.h"
 
 static void runner_on_close(uv_handle_t *h)
 {
@@ -36,6 +37,7 @@ static void runner_on_close(uv_handle_t *h)
         free(r->helper);
         free(r->home);
         free(r->fetcher);
+        strv_free(r->agent_paths);
         if (r->proc_fd >= 0)
                 close(r->proc_fd);
         free(r);
@@ -387,6 +389,36 @@ static int runner_setup_proc(Runner *r, char **ret_warning)
         return 0;
 }
 
+/* What hide_agent hides from scripts: the storage (the journal, the
+ * stamp, every plan's files; the helper keeps the plan's own directory)
+ * and the files the configuration came from, by absolute path: resolved
+ * when it exists, else made absolute (the storage of `muranoagent run` is
+ * made with the first plan). */
+static int runner_setup_agent_paths(Runner *r)
+{
+        const ConfigStrv *files = &r->cfg->files;
+        char cwd[PATH_MAX];
+
+        r->agent_paths = calloc(files->n + 2, sizeof(char *));
+        if (!r->agent_paths)
+                return -ENOMEM;
+        for (size_t i = 0; i <= files->n; i++) {
+                const char *path = i == 0 ? r->storage : files->items[i - 1];
+                char *p = realpath(path, NULL);
+
+                if (!p && errno == ENOMEM)
+                        return -ENOMEM;
+                if (!p && path[0] == '/')
+                        p = strdup(path);
+                else if (!p && getcwd(cwd, sizeof(cwd)) && asprintf(&p, "%s/%s", cwd, path) < 0)
+                        p = NULL;
+                if (!p)
+                        return -ENOMEM;
+                r->agent_paths[r->n_agent_paths++] = p;
+        }
+        return 0;
+}
+
 int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner **ret,
                char **ret_warning, char **ret_error)
 {
@@ -436,6 +468,8 @@ int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner *
         if (rc != 0)
                 goto fail;
         rc = runner_setup_proc(r, ret_warning);
+        if (rc == 0)
+                rc = runner_setup_agent_paths(r);
         if (rc != 0)
                 goto fail;
 
@@ -457,6 +491,7 @@ fail:
         free(r->helper);
         free(r->home);
         free(r->fetcher);
+        strv_free(r->agent_paths);
         if (r->proc_fd >= 0)
                 close(r->proc_fd);
         free(r);

@@ -20,6 +20,7 @@ struct SandboxDirect {
         size_t n_rlimits;
         SandboxIdentity id;
         bool no_new_privs;
+        uint64_t drop_caps;
         bool oom_score_adj;
         int proc_fd;   /* in the child; -1 = by path */
         pid_t parent;  /* the agent: the child dies with it */
@@ -69,6 +70,7 @@ int sandbox_direct_new(const struct ConfigSandbox *cfg, const SandboxRun *run, S
             sandbox_identity_resolve(cfg->user, cfg->group, &d->id, &d->lookup_error) < 0)
                 d->lookup_failed = true;
         d->no_new_privs = cfg->no_new_privs;
+        d->drop_caps = cfg->drop_capabilities;
         d->oom_score_adj = run->oom_score_adj;
         d->proc_fd = run->proc_fd > STDERR_FILENO ? run->proc_fd : -1;
         d->parent = getpid();
@@ -281,7 +283,9 @@ static void direct_steps(const SandboxDirect *d)
         if ((d->oom_score_adj &&
              sandbox_steps_oom_score_adj(d->proc_fd, SANDBOX_OOM_SCORE_ADJ, &e) < 0) ||
             sandbox_steps_rlimits(d->rlimits, d->n_rlimits, &e) < 0 ||
+            sandbox_steps_caps_bound(d->drop_caps, &e) < 0 ||
             sandbox_steps_identity(&d->id, &e) < 0 ||
+            sandbox_steps_caps_drop(d->drop_caps, &e) < 0 ||
             (d->no_new_privs && sandbox_steps_no_new_privs(&e) < 0) ||
             sandbox_steps_die_with_parent(d->parent, -1, &e) < 0 ||
             (d->chdir && sandbox_steps_chdir(d->chdir, &e) < 0))

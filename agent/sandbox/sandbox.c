@@ -219,17 +219,31 @@ static int build_helper_argv(const struct ConfigSandbox *cfg, const SandboxRun *
         for (size_t i = 0; i < ELEMENTSOF(namespaces); i++)
                 if (namespace_on(cfg, i) && (r = strvec_push(argv, namespaces[i].option)) < 0)
                         return r;
-        if (cfg->mount_namespace) {
+        if (cfg->mount_namespace && cfg->read_only_root) {
                 /* "A script cannot write outside its directories": all of /
                  * read-only, then its own directories and a private /tmp. */
                 if ((r = strvec_push(argv, "--private-tmp")) < 0 ||
-                    (r = strvec_push(argv, "--read-only=/")) < 0 ||
-                    (r = push_writable(argv, run)) < 0)
+                    (r = strvec_push(argv, "--read-only=/")) < 0)
                         return r;
         }
+        /* The script's directories are bound even on a writable /: the
+         * masks of the agent's storage keep them. */
+        if (cfg->mount_namespace && (r = push_writable(argv, run)) < 0)
+                return r;
+        for (size_t i = 0; cfg->hide_agent && i < run->n_agent_paths; i++)
+                if ((r = strvec_pushf(argv, "--mask=%s", run->agent_paths[i])) < 0)
+                        return r;
+        for (size_t i = 0; i < cfg->hide_paths.n; i++)
+                if ((r = strvec_pushf(argv, "--mask=%s", cfg->hide_paths.items[i])) < 0)
+                        return r;
+        if (cfg->protect_kernel && (r = strvec_push(argv, "--protect-kernel")) < 0)
+                return r;
         for (size_t i = 0; i < n_rl; i++)
                 if ((r = strvec_pushf(argv, "--rlimit-%s=%" PRIu64, rl_names[i], rl_values[i])) < 0)
                         return r;
+        if (cfg->drop_capabilities &&
+            (r = strvec_pushf(argv, "--drop-capabilities=%" PRIx64, cfg->drop_capabilities)) < 0)
+                return r;
         if (!identity_is_root(cfg) && ((r = strvec_pushf(argv, "--user=%s", cfg->user)) < 0 ||
                                        (r = strvec_pushf(argv, "--group=%s", cfg->group)) < 0))
                 return r;
@@ -250,6 +264,9 @@ bool sandbox_uses_helper(const struct ConfigSandbox *cfg, const SandboxRun *run)
         if (!cfg->enabled)
                 return false;
         if (run->force_helper || (run->n_cgroups > 0 && !run->cgroups_at_spawn))
+                return true;
+        if ((cfg->hide_agent && run->n_agent_paths > 0) || cfg->hide_paths.n > 0 ||
+            cfg->protect_kernel)
                 return true;
         for (size_t i = 0; i < ELEMENTSOF(namespaces); i++)
                 if (namespace_on(cfg, i))
@@ -327,9 +344,16 @@ int sandbox_describe(const struct ConfigSandbox *cfg, const SandboxRun *run, cha
                 return 0;
         }
 
-        r = strbuf_printf(&b, "sandbox: user=%s group=%s", cfg->user, cfg->group);
+        r = strbuf_puts(&b, "sandbox: ");
+        if (r >= 0 && cfg->profile != CONFIG_PROFILE_COMPATIBLE)
+                r = strbuf_printf(&b, "profile=%s ", config_profile_name(cfg->profile));
+        if (r >= 0)
+                r = strbuf_printf(&b, "user=%s group=%s", cfg->user, cfg->group);
         if (r >= 0 && cfg->no_new_privs)
                 r = strbuf_puts(&b, " no_new_privs");
+        if (r >= 0 && cfg->drop_capabilities)
+                r = strbuf_printf(&b, " drop_capabilities=%d",
+                                  __builtin_popcountll(cfg->drop_capabilities));
         if (r >= 0)
                 r = strbuf_puts(&b, " rlimits=");
         for (size_t i = 0; r >= 0 && i < n_rl; i++)
@@ -350,9 +374,15 @@ int sandbox_describe(const struct ConfigSandbox *cfg, const SandboxRun *run, cha
                 n_writable = w.n;
                 strvec_done(&w);
                 if (r >= 0)
-                        r = strbuf_printf(&b, " mounts=read-only:/,private-tmp,writable:%zu",
+                        r = strbuf_printf(&b, " mounts=%swritable:%zu",
+                                          cfg->read_only_root ? "read-only:/,private-tmp," : "",
                                           n_writable);
         }
+        if (r >= 0 && (cfg->hide_agent || cfg->hide_paths.n > 0))
+                r = strbuf_printf(&b, " hidden=%zu",
+                                  (cfg->hide_agent ? run->n_agent_paths : 0) + cfg->hide_paths.n);
+        if (r >= 0 && cfg->protect_kernel)
+                r = strbuf_puts(&b, " protect_kernel");
         if (r >= 0)
                 r = strbuf_printf(&b, " cgroups=%zu env=", run->n_cgroups);
         if (r >= 0)
