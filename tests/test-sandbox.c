@@ -7,8 +7,10 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -438,6 +440,43 @@ START_TEST(test_helper_path_env)
 }
 END_TEST
 
+/* Whether the scripts' user may read a file, by its mode bits. */
+START_TEST(test_user_may_read)
+{
+        struct ConfigSandbox s = cfg->sandbox;
+        char path[] = "/tmp/test-sandbox-conf-XXXXXX";
+        struct group *gr = getgrnam("nogroup");
+        int fd = mkstemp(path);
+
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        /* root:root: scripts keep the agent's identity; nothing to say. */
+        ck_assert_int_eq(sandbox_user_may_read(&s, path), 0);
+        if (geteuid() != 0 || !getpwnam("nobody") || !gr) {
+                printf("skipped: sandbox_user_may_read as nobody (not root, or no nobody)\n");
+                unlink(path);
+                return;
+        }
+        s.user = (char *)"nobody";
+        s.group = (char *)"nogroup";
+        ck_assert_int_eq(chown(path, 0, 0), 0);
+        ck_assert_int_eq(chmod(path, 0644), 0);
+        ck_assert_int_eq(sandbox_user_may_read(&s, path), 1);
+        ck_assert_int_eq(chmod(path, 0600), 0);
+        ck_assert_int_eq(sandbox_user_may_read(&s, path), 0);
+        ck_assert_int_eq(chown(path, 0, gr->gr_gid), 0);
+        ck_assert_int_eq(chmod(path, 0640), 0);
+        ck_assert_int_eq(sandbox_user_may_read(&s, path), 1);
+        s.enabled = false;
+        ck_assert_int_eq(sandbox_user_may_read(&s, path), 0);
+        s.enabled = true;
+        s.user = (char *)"no-such-user-xyz";
+        ck_assert_int_eq(sandbox_user_may_read(&s, path), -ENOENT);
+        unlink(path);
+        ck_assert_int_eq(sandbox_user_may_read(&cfg->sandbox, path), 0);
+}
+END_TEST
+
 START_TEST(test_user_home)
 {
         _cleanup_free_ char *a = NULL, *b = NULL;
@@ -825,6 +864,7 @@ static Suite *sandbox_suite(void)
         tcase_add_checked_fixture(tc, cfg_setup, cfg_teardown);
         tcase_add_test(tc, test_helper_path_env);
         tcase_add_test(tc, test_user_home);
+        tcase_add_test(tc, test_user_may_read);
         tcase_add_test(tc, test_build_runs);
         tcase_add_test(tc, test_direct_features);
         tcase_add_test(tc, test_direct_capabilities);

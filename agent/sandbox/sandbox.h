@@ -115,3 +115,10 @@ int sandbox_helper_path(char **ret);
 /* The home directory of user (a name or a number) from the passwd database.
  * Returns 0, -ENOENT when there is no such user, or a negative errno. */
 int sandbox_user_home(const char *user, char **ret);
+
+/* Whether the user and group scripts run as (cfg->user and group, as
+ * sandbox_build() applies them: root:root changes nothing and gives 0) may
+ * read path, by its owner, group and mode bits (the directories above it
+ * are not considered). Returns 1, 0, or a negative errno (-ENOENT also for
+ * a user or group that does not exist). */
+int sandbox_user_may_read(const struct ConfigSandbox *cfg, const char *path);
