@@ -16,13 +16,6 @@ agent=${MURANOAGENT:?}
 data=${TEST_DATA_DIR:?}/run
 
 . "$(dirname "$0")/tap.sh"
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-same() { # same DESCRIPTION WANT GOT
-    if [ "$2" = "$3" ]; then ok "$1"; else
-        not_ok "$1"
-        printf '# want: %q\n#  got: %q\n' "$2" "$3"
-    fi
-}
 
 [ -x "$agent" ] || { echo "Bail out! no agent at $agent"; exit 1; }
 if [ "$(id -u)" != 0 ]; then
