@@ -188,6 +188,16 @@ else
         test -z "$(dpkg-query -W muranoagent-contain-test 2>/dev/null)"
 fi
 
+# --- Hiding without the mount namespace: refused, never run unprotected. ---
+printf '[sandbox]\nprofile = contained\nmount_namespace = false\n' >"$work/agent.conf"
+timeout 60 "$agent" --config-file "$work/agent.conf" run "$data/../../../plans/examples/hello.json" \
+    --storage "$work/storage" >"$work/out" 2>/dev/null
+same "contained without its mount namespace: ErrorCode 102" 102 "$(res ErrorCode)"
+same "contained without its mount namespace: the message" \
+    "[sandbox] hide_agent, hide_paths and protect_kernel need mount_namespace = true" \
+    "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["Body"]["Message"])' \
+        "$work/out" 2>/dev/null)"
+
 # --- The scripts' user may read the config: a warning at every start. ---
 if getent passwd nobody >/dev/null && getent group nogroup >/dev/null; then
     printf '[sandbox]\nprofile = user\n' >"$work/agent.conf"

@@ -464,6 +464,16 @@ int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner *
         rc = runner_setup_owner(r, ret_error);
         if (rc != 0)
                 goto fail;
+        if (cfg->sandbox.enabled && !cfg->sandbox.mount_namespace &&
+            (cfg->sandbox.hide_agent || cfg->sandbox.hide_paths.n > 0 ||
+             cfg->sandbox.protect_kernel)) {
+                /* Hiding is done with mounts: without the namespace the
+                 * scripts would run with nothing hidden. */
+                *ret_error = strdup("[sandbox] hide_agent, hide_paths and protect_kernel need "
+                                    "mount_namespace = true");
+                rc = RUNNER_UNAVAILABLE;
+                goto fail;
+        }
         rc = runner_setup_cgroup(r, ret_warning, ret_error);
         if (rc != 0)
                 goto fail;
