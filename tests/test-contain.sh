@@ -99,7 +99,8 @@ time.sleep(120)" /run/dbus/system_bus_socket /run/systemd/private &
 attacks=("mount a tmpfs" "remount a read-only mount read-write" "nsenter -t 1 -m"
     "read the agent's config" "read the journal" "read another plan's files"
     "find and signal the agent" "read the root disk raw" "write a kernel sysctl"
-    "write a cgroup.procs" "hold CAP_SYS_ADMIN" "connect to /run/dbus/system_bus_socket"
+    "write a cgroup.procs" "hold CAP_SYS_ADMIN" "be root (setuid 0)"
+    "regain CAP_SYS_ADMIN through a file capability" "connect to /run/dbus/system_bus_socket"
     "connect to /run/systemd/private" "umount /tmp" "umount -l /proc")
 # outcome ATTACK: its line's outcome in the attack plan's output
 outcome() {
@@ -129,8 +130,9 @@ for profile in contained user compatible; do
         got=$(outcome "$a")
         if [ "$got" = n/a ]; then
             skip "$profile: $a" "nothing to attack on this host"
-        elif [ "$profile" = compatible ]; then
-            # What the default lets through, as docs/sandbox.md says.
+        elif [ "$profile" = compatible ] ||
+            { [ "$profile" = contained ] && [ "$a" = "be root (setuid 0)" ]; }; then
+            # What the profile lets through, as docs/sandbox.md says.
             same "$profile: $a gets through (as documented)" SUCCEEDED "$got"
         else
             same "$profile: $a is stopped" blocked "$got"
