@@ -208,7 +208,8 @@ static void make_writable(const char *path, bool private_tmp)
  * executed, set-user-ID or opened as a device. */
 #define MASK_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
-/* A remount that makes the mount at path read-only with MASK_FLAGS. */
+/* Remount the mount at path read-only, with the per-mount flags keep (a
+ * bind remount sets them all anew). */
 static void seal(const char *what, const char *path, unsigned long keep)
 {
         if (mount("none", path, "none", MS_REMOUNT | MS_BIND | MS_RDONLY | keep, NULL) < 0)
