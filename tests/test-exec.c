@@ -3,8 +3,6 @@
  * and what CPython 3.11 prints), spelled out. */
 #include "test-exec.h"
 
-#include "sandbox/sandbox-direct.h"
-
 /* ---- output text: decoding, line breaks, strip ---- */
 
 static const struct {
@@ -421,181 +419,6 @@ START_TEST(test_new_and_options)
 }
 END_TEST
 
-/* ---- Direct execution ---- */
-
-/* The argv expected, joined with '|'; NULL: through the shell. */
-static const struct {
-        const char *name;
-        const char *commandline;
-        const char *argv;
-} direct_cases[] = {
-        {"deploy.sh", "", "./deploy.sh"},
-        {"deploy.sh", "a b", "./deploy.sh|a|b"},
-        {"deploy.sh", "a b=c d-e,f:g+h@i%j ./k_L. 5", "./deploy.sh|a|b=c|d-e,f:g+h@i%j|./k_L.|5"},
-        {"deploy.sh", "None", "./deploy.sh|None"},
-        {"deploy.sh", "x a=b", "./deploy.sh|x|a=b"},
-        /* Inside "..." only $ ` " and \ are special. */
-        {"my script.sh", "x", "./my script.sh|x"},
-        {"it's *[a]?~#!{}.sh", "", "./it's *[a]?~#!{}.sh"},
-        {"a$b.sh", "", NULL},
-        {"a`b`.sh", "", NULL},
-        {"a\"b.sh", "", NULL},
-        {"a\\b.sh", "", NULL},
-        {"", "", NULL},
-        /* A first word with "=", spaces not single, between words. */
-        {"d.sh", "A=b c", NULL},
-        {"d.sh", "a=b", NULL},
-        {"d.sh", "=x", NULL},
-        {"d.sh", "a  b", NULL},
-        {"d.sh", " a", NULL},
-        {"d.sh", "a ", NULL},
-        {"d.sh", " ", NULL},
-        /* Anything outside the set. */
-        {"d.sh", "'a'", NULL},
-        {"d.sh", "\"a\"", NULL},
-        {"d.sh", "$HOME", NULL},
-        {"d.sh", "`x`", NULL},
-        {"d.sh", "a\\b", NULL},
-        {"d.sh", "*", NULL},
-        {"d.sh", "a?", NULL},
-        {"d.sh", "[a]", NULL},
-        {"d.sh", "~", NULL},
-        {"d.sh", "a #x", NULL},
-        {"d.sh", "!x", NULL},
-        {"d.sh", "{a,b}", NULL},
-        {"d.sh", "a\tb", NULL},
-        {"d.sh", "a\nb", NULL},
-        {"d.sh", "a;b", NULL},
-        {"d.sh", "a|b", NULL},
-        {"d.sh", "a&b", NULL},
-        {"d.sh", "a>b", NULL},
-        {"d.sh", "a<b", NULL},
-        {"d.sh", "(a)", NULL},
-        {"d.sh", "caf\xc3\xa9", NULL},
-};
-
-START_TEST(test_direct_argv)
-{
-        char **argv = NULL;
-        int r = exec_app_direct_argv(direct_cases[_i].name, direct_cases[_i].commandline, &argv);
-        char joined[256] = "";
-
-        if (!direct_cases[_i].argv) {
-                ck_assert_int_eq(r, EXEC_APP_NOT_DIRECT);
-                ck_assert_ptr_null(argv);
-                return;
-        }
-        ck_assert_int_eq(r, 0);
-        for (size_t i = 0; argv[i]; i++) {
-                if (i > 0)
-                        strcat(joined, "|");
-                strcat(joined, argv[i]);
-        }
-        ck_assert_str_eq(joined, direct_cases[_i].argv);
-        free(argv);
-}
-END_TEST
-
-/* dash's exported environment, in its order (checked against dash). */
-static const struct {
-        const char *env[8];
-        const char *want; /* joined with '|', PWD=/x last in its bucket; NULL: refused */
-} dash_env_cases[] = {
-        {{NULL}, "PWD=/x"},
-        {{"HOME=/root", "LANG=C.UTF-8", "PATH=/bin", NULL},
-         "HOME=/root|PATH=/bin|LANG=C.UTF-8|PWD=/x"},
-        {{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/root", "http_proxy=http://p:3128",
-          "no_proxy=localhost", "LC_ALL=C", NULL},
-         "no_proxy=localhost|HOME=/root|http_proxy=http://p:3128|PATH=/usr/bin:/bin|"
-         "LANG=C.UTF-8|LC_ALL=C|PWD=/x"},
-        {{"Z_LAST=z", "_under=u", "A1=a", "B=b", "PATH=/bin", "HOME=/root", NULL},
-         "HOME=/root|_under=u|PATH=/bin|Z_LAST=z|A1=a|B=b|PWD=/x"},
-        /* PATH is dash's own: first in its bucket; PWD comes last in its. */
-        {{"AV=1", "BQ=2", "PATH=/bin", NULL}, "PATH=/bin|AV=1|BQ=2|PWD=/x"},
-        {{"ab=1", "ba=2", "a=3", "PWX=4", "E=", NULL}, "E=|ba=2|a=3|PWX=4|ab=1|PWD=/x"},
-        /* What dash sets, reads or drops itself. */
-        {{"PWD=/", NULL}, NULL},
-        {{"A=1", "PPID=1", NULL}, NULL},
-        {{"IFS=x", NULL}, NULL},
-        {{"OPTIND=2", NULL}, NULL},
-        {{"TERM=dumb", NULL}, NULL},
-        {{"PS1=$", NULL}, NULL},
-        {{"LINENO=3", NULL}, NULL},
-        {{"MAIL=x", NULL}, NULL},
-        {{"A=1", "A=2", NULL}, NULL},
-        {{"A-B=1", NULL}, NULL},
-        {{"1A=1", NULL}, NULL},
-        {{"NOVALUE", NULL}, NULL},
-        {{"=x", NULL}, NULL},
-};
-
-START_TEST(test_dash_environment)
-{
-        char **env = NULL;
-        int r = sandbox_direct_dash_environment((char *const *)dash_env_cases[_i].env, "/x", &env);
-        char joined[512] = "";
-
-        if (!dash_env_cases[_i].want) {
-                ck_assert_int_eq(r, SANDBOX_DIRECT_NO_SHORTCUT);
-                ck_assert_ptr_null(env);
-                return;
-        }
-        ck_assert_int_eq(r, 0);
-        for (size_t i = 0; env[i]; i++) {
-                if (i > 0)
-                        strcat(joined, "|");
-                strcat(joined, env[i]);
-        }
-        ck_assert_str_eq(joined, dash_env_cases[_i].want);
-        sandbox_direct_env_free(env);
-}
-END_TEST
-
-/* The same orders from the shell itself, where /bin/sh is dash. */
-START_TEST(test_dash_environment_live)
-{
-        char sh[64] = "", cmd[512], got[512], line[256], want[512], cwd[4096];
-        ssize_t n = readlink("/bin/sh", sh, sizeof(sh) - 1);
-        FILE *f;
-
-        if (n <= 0 || !strstr(sh, "dash"))
-                return; /* the order is dash's: nothing to compare with */
-        ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
-        for (size_t c = 0; c < ELEMENTSOF(dash_env_cases); c++) {
-                if (!dash_env_cases[c].want)
-                        continue;
-                strcpy(cmd, "/usr/bin/env -i");
-                for (size_t i = 0; dash_env_cases[c].env[i]; i++) {
-                        strcat(cmd, " '");
-                        strcat(cmd, dash_env_cases[c].env[i]);
-                        strcat(cmd, "'");
-                }
-                strcat(cmd, " /bin/sh -c /usr/bin/env");
-                f = popen(cmd, "r");
-                ck_assert_ptr_nonnull(f);
-                got[0] = '\0';
-                while (fgets(line, sizeof(line), f)) {
-                        line[strcspn(line, "\n")] = '\0';
-                        if (got[0])
-                                strcat(got, "|");
-                        strcat(got, line);
-                }
-                ck_assert_int_eq(pclose(f), 0);
-                /* The table's PWD=/x is this directory here. */
-                snprintf(want, sizeof(want), "%s", dash_env_cases[c].want);
-                {
-                        char *p = strstr(want, "PWD=/x");
-                        char rest[512];
-
-                        ck_assert_ptr_nonnull(p);
-                        snprintf(rest, sizeof(rest), "%s", p + 6);
-                        snprintf(p, sizeof(want) - (size_t)(p - want), "PWD=%s%s", cwd, rest);
-                }
-                ck_assert_str_eq(got, want);
-        }
-}
-END_TEST
-
 static Suite *exec_suite(void)
 {
         Suite *s = suite_create("exec");
@@ -618,11 +441,6 @@ static Suite *exec_suite(void)
         tcase_add_test(tc, test_new_and_options);
         suite_add_tcase(s, tc);
 
-        tc = tcase_create("direct");
-        tcase_add_loop_test(tc, test_direct_argv, 0, (int)ELEMENTSOF(direct_cases));
-        tcase_add_loop_test(tc, test_dash_environment, 0, (int)ELEMENTSOF(dash_env_cases));
-        tcase_add_test(tc, test_dash_environment_live);
-        suite_add_tcase(s, tc);
         return s;
 }
 

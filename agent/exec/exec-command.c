@@ -244,7 +244,6 @@ int exec_command(const Exec *e, const ExecCommand *c, const ProcRunner *runner, 
                 .cwd = c->cwd,
                 .capture_stdout = e->capture_stdout,
                 .capture_stderr = e->capture_stderr,
-                .direct_argv = c->direct_argv,
         };
         _cleanup_(proc_result_clear) ProcResult pr = {0};
         _cleanup_json_ json_t *result = NULL;

@@ -76,7 +76,6 @@ typedef struct ExecCommand {
         const char *step;  /* the runner's logs say "script <key> (<step>)"; NULL: "script <key>" */
         const char *name;  /* {name} in "Script {name} ..." messages */
         bool error_lines;  /* Chef and Puppet: stdout lines with ERROR join stderr */
-        const char *const *direct_argv; /* ProcRequest.direct_argv: NULL, or shell's program */
 } ExecCommand;
 
 /* Run the command with the script's capture options and build the result
@@ -105,19 +104,6 @@ int exec_text_error_lines(const char *text, size_t len, StrBuf *out);
 /* `text.strip() if text else None`: a new JSON string, or null when text is
  * NULL or empty. A whitespace-only text gives "". */
 int exec_text_result(const char *text, size_t len, json_t **ret);
-
-/* ---- direct execution (exec-app.c) ---- */
-
-/* exec_app_direct_argv(): the shell would do more than execute the file. */
-#define EXEC_APP_NOT_DIRECT 1
-
-/* The argv that /bin/sh -c './"<name>" <commandline>' executes, when the
- * shell would execute it without any expansion: name has none of $ ` " \
- * and commandline is empty or words of letters, digits and _ - . / , : = +
- * @ % with single spaces between them, the first without "=". Then 0 with
- * *ret = {"./<name>", words..., NULL}, one allocation (free() it);
- * EXEC_APP_NOT_DIRECT when anything else is in the text; -ENOMEM. */
-int exec_app_direct_argv(const char *name, const char *commandline, char ***ret);
 
 /* ---- paths and files (exec-fs.c) ---- */
 

@@ -20,12 +20,6 @@ typedef struct ProcRequest {
         bool capture_stdout;     /* false: the stream is not kept (goes to the agent's log) */
         bool capture_stderr;
         const char *what; /* for logs and errors: "script deploy", "git clone of files/x" */
-        /* Optional: an argv that does what argv does when it can be executed
-         * (argv is /bin/sh -c running exactly this program with these
-         * arguments, no expansion involved). The runner may try it first
-         * where the agent's own child execs, and falls back to argv on any
-         * failure (docs/executors.md, "Direct execution"). NULL: argv only. */
-        const char *const *direct_argv;
 } ProcRequest;
 
 typedef struct ProcResult {

@@ -190,64 +190,11 @@ static int open_spawn_cgroup(const RunnerJob *job)
         return open(dirs[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
-/* MURANOAGENT_DIRECT_EXEC=0, a switch for tests and measurements: every
- * script goes through /bin/sh -c, as the reference runs it. */
-static bool direct_exec_allowed(void)
-{
-        const char *v = getenv("MURANOAGENT_DIRECT_EXEC");
-
-        return !v || !streq(v, "0");
-}
-
-/* The shortcut stands in for dash (its environment order, its PWD, its
- * lines for deaths by signal), so it is taken only where /bin/sh is dash,
- * as on Debian and Ubuntu. Elsewhere (bash as /bin/sh) every script goes
- * through /bin/sh -c. Decided once. */
-static bool sh_is_dash(void)
-{
-        static int known = -1;
-
-        if (known < 0) {
-                _cleanup_free_ char *sh = realpath("/bin/sh", NULL);
-                const char *base = sh ? strrchr(sh, '/') : NULL;
-
-                known = base && streq(base, "/dash");
-        }
-        return known == 1;
-}
-
-/* Arm the shortcut of req->direct_argv on the child's hooks, where the
- * agent's own child executes the command (in-process sandbox, or none) and
- * the spawn method has hooks. *direct is created for the sandbox turned off.
- * Returns 1 when armed, 0 when not, or -ENOMEM. */
-static int arm_direct(const struct ConfigSandbox *sb, const ProcRequest *req,
-                      const SandboxCommand *cmd, SandboxDirect **direct)
-{
-        _cleanup_free_ char *pwd = NULL;
-        int rc;
-
-        if (!req->direct_argv || !direct_exec_allowed() || !sh_is_dash() ||
-            (sb->enabled && !cmd->in_process) || child_spawn_method() == CHILD_SPAWN_FORK ||
-            !req->cwd)
-                return 0;
-        /* dash's PWD when it inherits none: getcwd(), the physical path. */
-        pwd = realpath(req->cwd, NULL);
-        if (!pwd)
-                return errno == ENOMEM ? -ENOMEM : 0;
-        if (!*direct && (rc = sandbox_direct_new_plain(direct)) < 0)
-                return rc;
-        rc = sandbox_direct_shortcut(*direct, req->direct_argv, cmd->envp, pwd);
-        if (rc == SANDBOX_DIRECT_NO_SHORTCUT && !sb->enabled)
-                *direct = sandbox_direct_free(*direct);
-        return rc < 0 ? rc : rc == 0;
-}
-
 /* Build the command of run and spawn it, with the sandbox's steps as the
  * child's hooks when no helper is needed. Returns child_spawn()'s answer
  * (-EOPNOTSUPP: the kernel refused what the spec needs), or the builder's
- * error. *ret_direct tells whether the shortcut was armed. */
-static int spawn_built(RunnerJob *job, const SandboxRun *run, int cgroup_fd, int status_w,
-                       bool *ret_direct)
+ * error. */
+static int spawn_built(RunnerJob *job, const SandboxRun *run, int cgroup_fd, int status_w)
 {
         Runner *r = job->runner;
         const ProcRequest *req = job->req;
@@ -260,11 +207,8 @@ static int spawn_built(RunnerJob *job, const SandboxRun *run, int cgroup_fd, int
         rc = sandbox_build(sb, run, &cmd);
         if (rc == 0 && cmd->in_process)
                 rc = sandbox_direct_new(sb, run, &direct);
-        if (rc == 0)
-                rc = arm_direct(sb, req, cmd, &direct);
         if (rc < 0)
                 return rc;
-        *ret_direct = rc == 1;
         spec.argv = cmd->argv;
         spec.envp = cmd->envp;
         spec.cwd = sb->enabled ? NULL : req->cwd;
@@ -285,7 +229,7 @@ static int spawn_built(RunnerJob *job, const SandboxRun *run, int cgroup_fd, int
                 /* Read by the child only, and only until child_spawn()
                  * returns: the program runs by then, or never will. */
                 spec.pre_exec = sandbox_direct_pre_exec;
-                spec.exec_failed = sb->enabled ? sandbox_direct_exec_failed : NULL;
+                spec.exec_failed = sandbox_direct_exec_failed;
                 spec.exec_data = direct;
         }
         return child_spawn(r->loop, &spec, runner_on_child_done, job, &job->child);
@@ -304,7 +248,6 @@ static int runner_proc_spawn(RunnerJob *job)
         int status_pipe[2] = {-1, -1};
         _cleanup_close_ int cgroup_fd = -1;
         SandboxRun run = {0};
-        bool direct = false;
         int rc;
 
         job->cg_events_logged = false;
@@ -343,15 +286,14 @@ static int runner_proc_spawn(RunnerJob *job)
         for (int attempt = 0;; attempt++) {
                 run.cgroups_at_spawn = cgroup_fd >= 0;
                 run.force_helper = child_spawn_method() == CHILD_SPAWN_FORK;
-                rc = spawn_built(job, &run, cgroup_fd, status_pipe[1], &direct);
+                rc = spawn_built(job, &run, cgroup_fd, status_pipe[1]);
                 if (rc != -EOPNOTSUPP || attempt == 2)
                         break;
                 closep(&cgroup_fd);
                 cgroup_fd = open_spawn_cgroup(job);
         }
         if (sandbox_describe(sb, &run, &summary) == 0)
-                log_info(job->id, "%s: %s%s", req->what, summary,
-                         rc == 0 && direct ? " exec=direct" : "");
+                log_info(job->id, "%s: %s", req->what, summary);
         /* The child holds the write end now; ours must go, or reading the
          * status line would wait for ourselves. */
         if (status_pipe[1] >= 0)
