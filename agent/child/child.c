@@ -324,17 +324,8 @@ static int child_method = -1;
 
 ChildSpawnMethod child_spawn_method(void)
 {
-        const char *force;
-
-        if (child_method < 0) {
-                force = getenv("MURANOAGENT_SPAWN");
-                if (force && streq(force, "fork"))
-                        child_method = CHILD_SPAWN_FORK;
-                else if (force && streq(force, "clone3"))
-                        child_method = CHILD_SPAWN_CLONE3;
-                else
-                        child_method = CHILD_SPAWN_CLONE3_CGROUP;
-        }
+        if (child_method < 0)
+                child_method = CHILD_SPAWN_CLONE3_CGROUP;
         return (ChildSpawnMethod)child_method;
 }
 

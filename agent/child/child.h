@@ -163,13 +163,12 @@ typedef enum ChildSpawnMethod {
         CHILD_SPAWN_CLONE3_CGROUP = 2, /* clone3(), into spec->cgroup_fd when given */
 } ChildSpawnMethod;
 
-/* The method in use. The first call reads $MURANOAGENT_SPAWN, a switch for
- * tests: "clone3" starts at CHILD_SPAWN_CLONE3, "fork" at CHILD_SPAWN_FORK,
- * as if the kernel had refused the better ones. */
+/* The method in use: CHILD_SPAWN_CLONE3_CGROUP until the kernel refuses. */
 ChildSpawnMethod child_spawn_method(void);
 
-/* For tests: lower the method to m (never raise it), or forget it so that
- * the next call decides again. */
+/* For tests: lower the method to m (never raise it), as if the kernel had
+ * refused the better ones, or forget it so that the next call decides
+ * again. */
 void child_spawn_method_limit(ChildSpawnMethod m);
 void child_spawn_method_reset(void);
 
