@@ -1,12 +1,17 @@
 /* Long runs of plain text inside JSON strings, kept away from jansson.
  *
- * jansson lexes strings a byte at a time (56-95 MB/s here), so a plan that
- * carries a 2.8 MB Base64 file spends some 30 ms in one string. A run of a
- * string's text that holds no backslash, no quote and no control character
- * is its own value (the whole text has already passed the UTF-8 check), so
- * jansson need not see it: plan-json.c finds such runs while it scans the
- * brackets, jansson parses a copy of the text in which each run is replaced
- * by a placeholder, and the runs' bytes are put back into the tree.
+ * Why this is not jansson's own API: jansson lexes strings a byte at a time
+ * (56-95 MB/s here; bench/bench-plan-json), so a plan that carries a 2.8 MB
+ * Base64 file spends some 30 ms in one string, more than the 2 MiB plan's
+ * round-trip target, and jansson has no way to take a string's text as it
+ * is (no hook for string values, no faster lexer to ask for). What is done
+ * here is only that: a run of a string's text that holds no backslash, no
+ * quote and no control character is its own value (the whole text has
+ * already passed the UTF-8 check), so jansson need not see it. plan-json.c
+ * finds such runs while it scans the brackets, jansson parses a copy of the
+ * text in which each run is replaced by a placeholder (everything else,
+ * syntax, escapes, keys and numbers, is jansson's), and the runs' bytes are
+ * put back into the tree with json_string_setn_nocheck().
  *
  * A placeholder is "\u0000<index>\u0000": an escaped NUL cannot come from
  * the input, because the caller takes this path only when the six bytes
@@ -149,21 +154,16 @@ static long placeholder(Restore *st, const char *p, const char *end, bool claim,
 }
 
 /* Put the runs back into one string value. 0, 1 when a placeholder is not
- * as written, or -ENOMEM.
- *
- * jansson copies the text it is given, so a value of several pieces (a
- * run and the "\n" after it, as the engine's Base64 files end) is given
- * its full length of the plan's own text, placed so that the longest run
- * lands where it belongs, and the other pieces are then written into
- * jansson's copy: a 2.8 MB value is copied once, not assembled in a
- * buffer of its own first. The text read is the string's own (a value is
- * never longer than the text that spells it), so it stays inside data. */
+ * as written, or -ENOMEM. A value that is one run takes its text from the
+ * plan itself; a value of several pieces (a run and the "\n" after it, as
+ * the engine's Base64 files end) is put together first, and jansson copies
+ * it. */
 static int restore_string(Restore *st, json_t *string)
 {
         const char *value = json_string_value(string), *end, *p, *next;
-        size_t len = json_string_length(string), total = 0, pieces = 0, big_at = 0;
-        const PlanRun *run = NULL, *big = NULL;
-        _cleanup_free_ char *small = NULL;
+        size_t len = json_string_length(string), total = 0, pieces = 0;
+        const PlanRun *run = NULL;
+        _cleanup_free_ char *whole = NULL;
         char *out;
         long index;
 
@@ -171,7 +171,7 @@ static int restore_string(Restore *st, json_t *string)
         if (!memchr(value, '\0', len))
                 return 0;
 
-        /* Claim the placeholders, measure the value, find its longest run. */
+        /* Claim the placeholders and measure the value. */
         for (p = value; p < end; p = next) {
                 const char *nul = memchr(p, '\0', (size_t)(end - p));
 
@@ -187,30 +187,19 @@ static int restore_string(Restore *st, json_t *string)
                 if (index < 0)
                         return 1;
                 run = &st->runs->run[index];
-                if (!big || run->len > big->len) {
-                        big = run;
-                        big_at = total;
-                }
                 total += run->len;
                 pieces++;
         }
 
         /* The usual case, a value that is one run, is its text. */
         if (pieces == 1)
-                return json_string_setn_nocheck(string, st->data + big->start, big->len) ? -ENOMEM
+                return json_string_setn_nocheck(string, st->data + run->start, run->len) ? -ENOMEM
                                                                                          : 0;
 
-        /* The pieces are read from the old value, which the set frees. */
-        small = malloc(len);
-        if (!small)
+        out = whole = malloc(total ? total : 1);
+        if (!whole)
                 return -ENOMEM;
-        memcpy(small, value, len);
-        if (json_string_setn_nocheck(string, st->data + big->start - big_at, total) < 0)
-                return -ENOMEM;
-        /* jansson's own copy, which it made for this value alone. */
-        out = (char *)json_string_value(string);
-        end = small + len;
-        for (p = small; p < end; p = next) {
+        for (p = value; p < end; p = next) {
                 const char *nul = memchr(p, '\0', (size_t)(end - p));
 
                 if (!nul) {
@@ -220,11 +209,10 @@ static int restore_string(Restore *st, json_t *string)
                 memcpy(out, p, (size_t)(nul - p));
                 out += nul - p;
                 run = &st->runs->run[placeholder(st, nul, end, false, &next)];
-                if (run != big)
-                        memcpy(out, st->data + run->start, run->len);
+                memcpy(out, st->data + run->start, run->len);
                 out += run->len;
         }
-        return 0;
+        return json_string_setn_nocheck(string, whole, total) ? -ENOMEM : 0;
 }
 
 /* Depth-first over the tree; the depth is bounded by the bracket scan's
