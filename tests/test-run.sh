@@ -477,11 +477,13 @@ same "sandbox: the script's environment and arguments" \
     "$(run "$work/app/args.json"; res Body.stdout | sed '/^\//d')"
 # dash forks for the last command of -c, so the script's parent is the
 # shell; bash as /bin/sh would exec the script in its own place.
-if [ "$(basename "$(readlink -f /bin/sh)")" = dash ]; then
+sh_is_dash=false
+[ "$(basename "$(readlink -f /bin/sh)")" = dash ] && sh_is_dash=true
+if $sh_is_dash; then
     same "sandbox: the script's parent is /bin/sh" "parent: sh" \
         "$(run "$work/app/ppid.json"; res Body.stdout)"
 else
-    skip "the script's parent is /bin/sh" "/bin/sh is not dash"
+    skip "sandbox: the script's parent is /bin/sh" "/bin/sh is not dash"
 fi
 same "sandbox: a missing interpreter is the shell's error" \
     '127 /bin/sh: 1: ./bad.sh: not found' \
@@ -490,7 +492,7 @@ same "sandbox: a directory is the shell's error" \
     '126 /bin/sh: 1: ./victim.sh: Permission denied' \
     "$(run "$work/app/dir.json"; echo "$(res Body.exitCode) $(res Body.stderr)")"
 conf "[sandbox]\nenabled = false"
-if [ "$(basename "$(readlink -f /bin/sh)")" = dash ]; then
+if $sh_is_dash; then
     # The agent's environment as a service has it: no PWD for the shell to
     # inherit.
     same "no sandbox: the script's parent is /bin/sh" "parent: sh" \
