@@ -812,6 +812,7 @@ START_TEST(test_profiles)
         ck_assert_str_eq(c->sandbox.user, "nobody");
         ck_assert_str_eq(c->sandbox.group, "nogroup");
         ck_assert(c->sandbox.mount_namespace && c->sandbox.read_only_root && c->sandbox.hide_agent);
+        ck_assert(c->sandbox.network_namespace);
         ck_assert_uint_eq(c->sandbox.hide_paths.n, 2);
         config_free(c);
 

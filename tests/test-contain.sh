@@ -88,8 +88,10 @@ attack_run() { # attack_run PROFILE
 import os
 for p, mode in (sys.argv[1], 0o666), (sys.argv[2], 0o600):
     s = socket.socket(socket.AF_UNIX); s.bind(p); os.chmod(p, mode); s.listen(8); globals()[p] = s
-time.sleep(120)" /run/dbus/system_bus_socket /run/systemd/private &
-        while [ ! -S /run/systemd/private ]; do sleep 0.05; done
+t = socket.socket(); t.bind((\"127.0.0.1\", 0)); t.listen(8)
+open(sys.argv[3], \"w\").write(str(t.getsockname()[1]))
+time.sleep(120)" /run/dbus/system_bus_socket /run/systemd/private "$0/d/port" &
+        while [ ! -s "$0/d/port" ]; do sleep 0.05; done
         "$A" --config-file "$C" run "$1" --storage "$S" >"$0/out.attacks" 2>"$0/err"
         "$A" --config-file "$C" run "$2" --storage "$S" >"$0/out" 2>>"$0/err"
         ls /proc/self/ >/dev/null && echo "/proc there" >"$0/d/after"
@@ -101,7 +103,8 @@ attacks=("mount a tmpfs" "remount a read-only mount read-write" "nsenter -t 1 -m
     "find and signal the agent" "read the root disk raw" "write a kernel sysctl"
     "write a cgroup.procs" "hold CAP_SYS_ADMIN" "be root (setuid 0)"
     "regain CAP_SYS_ADMIN through a file capability" "connect to /run/dbus/system_bus_socket"
-    "connect to /run/systemd/private" "umount /tmp" "umount -l /proc")
+    "connect to /run/systemd/private" "reach the host's network (a port on 127.0.0.1)"
+    "umount /tmp" "umount -l /proc")
 # outcome ATTACK: its line's outcome in the attack plan's output
 outcome() {
     python3 -c 'import json, sys
@@ -130,8 +133,8 @@ for profile in contained user compatible; do
         got=$(outcome "$a")
         if [ "$got" = n/a ]; then
             skip "$profile: $a" "nothing to attack on this host"
-        elif [ "$profile" = compatible ] ||
-            { [ "$profile" = contained ] && [ "$a" = "be root (setuid 0)" ]; }; then
+        elif [ "$profile" = compatible ] || { [ "$profile" = contained ] &&
+            case $a in "be root"* | "reach the host's network"*) true ;; *) false ;; esac }; then
             # What the profile lets through, as docs/sandbox.md says.
             same "$profile: $a gets through (as documented)" SUCCEEDED "$got"
         else

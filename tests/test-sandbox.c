@@ -282,6 +282,17 @@ START_TEST(test_build_contained)
         ck_assert_ptr_nonnull(strstr(line, " namespaces=mount,pid mounts=writable:1 hidden=3 "
                                            "protect_kernel cgroups=0 "));
 
+        /* The agent's downloads keep the network under network_namespace. */
+        s.network_namespace = true;
+        sandbox_command_freep(&c);
+        ck_assert_int_eq(sandbox_build(&s, &run, &c), 0);
+        ck_assert_str_eq(c->argv[5], "--unshare-net");
+        run.keep_network = true;
+        sandbox_command_freep(&c);
+        ck_assert_int_eq(sandbox_build(&s, &run, &c), 0);
+        ck_assert_str_eq(c->argv[5], "--writable=/var/lib/murano/files/p1");
+        s.network_namespace = run.keep_network = false;
+
         /* Without the mount namespace the masks still go to the helper,
          * which refuses them rather than run the script unprotected. */
         s.mount_namespace = s.pid_namespace = false;

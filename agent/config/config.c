@@ -181,6 +181,7 @@ const ConfigPreset config_presets[] = {
         {CONFIG_PROFILE_USER, "pid_namespace", "true"},
         {CONFIG_PROFILE_USER, "ipc_namespace", "true"},
         {CONFIG_PROFILE_USER, "uts_namespace", "true"},
+        {CONFIG_PROFILE_USER, "network_namespace", "true"},
         {CONFIG_PROFILE_USER, "hide_agent", "true"},
         {CONFIG_PROFILE_USER, "protect_kernel", "true"},
         {CONFIG_PROFILE_USER, "hide_paths", "/run/dbus/system_bus_socket,/run/systemd/private"},

@@ -280,6 +280,7 @@ static int runner_proc_spawn(RunnerJob *job)
         run.oom_score_adj = r->proc_fd >= 0;
         run.proc_fd = 4; /* extra_fds[1], given to in-process children only */
         run.command = req->argv;
+        run.keep_network = req->network;
 
         /* Each -EOPNOTSUPP lowers child_spawn_method() for good (a cgroup
          * at the spawn, then clone3 itself), so this ends after at most two

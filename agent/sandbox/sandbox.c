@@ -168,8 +168,13 @@ static const struct {
         {"--unshare-net", offsetof(struct ConfigSandbox, network_namespace), "net"},
 };
 
-static bool namespace_on(const struct ConfigSandbox *cfg, size_t i)
+/* Whether the run gets namespace i: the agent's downloads keep the
+ * network whatever network_namespace says. */
+static bool namespace_on(const struct ConfigSandbox *cfg, const SandboxRun *run, size_t i)
 {
+        if (run->keep_network &&
+            namespaces[i].offset == offsetof(struct ConfigSandbox, network_namespace))
+                return false;
         return *(const bool *)((const char *)cfg + namespaces[i].offset);
 }
 
@@ -217,7 +222,7 @@ static int build_helper_argv(const struct ConfigSandbox *cfg, const SandboxRun *
             (r = strvec_pushf(argv, "--oom-score-adj=%d", SANDBOX_OOM_SCORE_ADJ)) < 0)
                 return r;
         for (size_t i = 0; i < ELEMENTSOF(namespaces); i++)
-                if (namespace_on(cfg, i) && (r = strvec_push(argv, namespaces[i].option)) < 0)
+                if (namespace_on(cfg, run, i) && (r = strvec_push(argv, namespaces[i].option)) < 0)
                         return r;
         if (cfg->mount_namespace && cfg->read_only_root) {
                 /* "A script cannot write outside its directories": all of /
@@ -269,7 +274,7 @@ bool sandbox_uses_helper(const struct ConfigSandbox *cfg, const SandboxRun *run)
             cfg->protect_kernel)
                 return true;
         for (size_t i = 0; i < ELEMENTSOF(namespaces); i++)
-                if (namespace_on(cfg, i))
+                if (namespace_on(cfg, run, i))
                         return true;
         return false;
 }
@@ -361,7 +366,7 @@ int sandbox_describe(const struct ConfigSandbox *cfg, const SandboxRun *run, cha
         if (r >= 0)
                 r = strbuf_puts(&b, "core:0 namespaces=");
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(namespaces); i++)
-                if (namespace_on(cfg, i)) {
+                if (namespace_on(cfg, run, i)) {
                         r = strbuf_printf(&b, "%s%s", sep, namespaces[i].name);
                         sep = ",";
                 }

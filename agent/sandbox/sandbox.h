@@ -43,6 +43,8 @@ typedef struct SandboxRun {
         int proc_fd;                  /* in process: the child's descriptor of /proc for that
                                        * (closed before the exec); 0 = open /proc by path */
         bool force_helper;            /* use the helper even where the in-process path would do */
+        bool keep_network;            /* the command needs the network: no network namespace
+                                       * (the agent's downloads of plan files) */
         const char *const *command;   /* program and arguments, NULL-terminated, not empty */
 } SandboxRun;
 
