@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# TAP for the test scripts (sourced): a counter, ok/not_ok/check/same, notes,
-# and the plan line at the end, so that a script need not count its checks.
+# TAP for the test scripts (sourced): a counter, ok/not_ok/check/skip/same,
+# notes, and the plan line at the end, so that a script need not count its
+# checks.
 n=0
 fails=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
@@ -11,7 +12,8 @@ check() { # check DESCRIPTION COMMAND...: passes when the command succeeds
     if "$@"; then ok "$d"; else not_ok "$d"; fi
 }
 note() { sed 's/^/# /'; } # note < TEXT: each line as a TAP comment
-same() { # same DESCRIPTION WANT GOT: passes when the two texts are equal
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; } # skip DESCRIPTION REASON
+same() { # same DESCRIPTION WANT GOT: passes when GOT is WANT, else shows both
     if [ "$2" = "$3" ]; then ok "$1"; else
         not_ok "$1"
         printf '# want: %q\n#  got: %q\n' "$2" "$3"

@@ -782,6 +782,86 @@ END_TEST
 
 /* The annotated sample, with every option line uncommented, gives exactly
  * the defaults, and it and the docs name every option. */
+/* A profile presets the options no source sets; an option set anywhere,
+ * before or after the file naming the profile, wins over the preset. */
+START_TEST(test_profiles)
+{
+        const uint64_t sys_admin = UINT64_C(1) << 21, mknod = UINT64_C(1) << 27;
+        ConfigDiag diag = CONFIG_DIAG_INIT;
+        ConfigSource src[2];
+        Config *c;
+        char *text = NULL;
+
+        c = load_ok("[sandbox]\nprofile = contained\n");
+        ck_assert_int_eq(c->sandbox.profile, CONFIG_PROFILE_CONTAINED);
+        ck_assert(c->sandbox.mount_namespace && c->sandbox.pid_namespace &&
+                  c->sandbox.ipc_namespace && c->sandbox.uts_namespace);
+        ck_assert(!c->sandbox.network_namespace && !c->sandbox.read_only_root);
+        ck_assert(c->sandbox.hide_agent && c->sandbox.protect_kernel);
+        ck_assert_str_eq(c->sandbox.user, "root");
+        ck_assert_uint_eq(c->sandbox.hide_paths.n, 2);
+        ck_assert_str_eq(c->sandbox.hide_paths.items[0], "/run/dbus/system_bus_socket");
+        ck_assert_uint_eq(c->sandbox.drop_capabilities & (sys_admin | mknod), sys_admin | mknod);
+        /* Reading the dump back gives the same configuration. */
+        ck_assert_int_eq(config_format(c, &text), 0);
+        ck_assert_ptr_nonnull(strstr(text, "profile = contained\n"));
+        ck_assert_ptr_nonnull(strstr(text, "drop_capabilities = CAP_DAC_READ_SEARCH,"));
+        config_free(c);
+        c = load_ok(text);
+        free(text);
+        ck_assert(c->sandbox.hide_agent && !c->sandbox.read_only_root);
+        config_free(c);
+
+        c = load_ok("[sandbox]\nprofile = USER\n");
+        ck_assert_str_eq(c->sandbox.user, "nobody");
+        ck_assert_str_eq(c->sandbox.group, "nogroup");
+        ck_assert(c->sandbox.mount_namespace && c->sandbox.read_only_root && c->sandbox.hide_agent);
+        ck_assert(c->sandbox.network_namespace);
+        ck_assert_uint_eq(c->sandbox.hide_paths.n, 2);
+        config_free(c);
+
+        /* compatible is the defaults. */
+        c = load_ok("[sandbox]\nprofile = compatible\n");
+        ck_assert(!c->sandbox.mount_namespace && !c->sandbox.hide_agent);
+        ck_assert_uint_eq(c->sandbox.drop_capabilities, 0);
+        config_free(c);
+
+        /* Set in the same file, and in files before and after the profile. */
+        c = load_ok("[sandbox]\npid_namespace = false\nprofile = contained\n"
+                    "drop_capabilities = sys_admin, CAP_MKNOD\n");
+        ck_assert(!c->sandbox.pid_namespace && c->sandbox.mount_namespace);
+        ck_assert_uint_eq(c->sandbox.drop_capabilities, sys_admin | mknod);
+        config_free(c);
+        src[0] = (ConfigSource){put("a.conf", "[sandbox]\nuser = daemon\nhide_paths =\n"), false};
+        src[1] = (ConfigSource){put("b.conf", "[sandbox]\nprofile = contained\n"), false};
+        ck_assert_int_eq(config_load(&c, src, 2, &diag), 0);
+        ck_assert_str_eq(c->sandbox.user, "daemon");
+        ck_assert_uint_eq(c->sandbox.hide_paths.n, 0);
+        ck_assert(c->sandbox.hide_agent);
+        /* The files the configuration came from, in order. */
+        ck_assert_uint_eq(c->files.n, 2);
+        ck_assert_str_eq(c->files.items[0], src[0].path);
+        ck_assert_str_eq(c->files.items[1], src[1].path);
+        config_free(c);
+        free((char *)src[0].path);
+        free((char *)src[1].path);
+
+        ck_assert_int_eq(load("[sandbox]\nprofile = strict\n", &c, &diag), CONFIG_INVALID);
+        ck_assert_ptr_nonnull(strstr(
+                diag.error, "[sandbox] profile: expected one of compatible, contained or user, "
+                            "got 'strict'"));
+        config_diag_done(&diag);
+        ck_assert_int_eq(load("[sandbox]\ndrop_capabilities = CAP_SYS_ADMIN,CAP_NOPE\n", &c, &diag),
+                         CONFIG_INVALID);
+        ck_assert_ptr_nonnull(strstr(diag.error, "capability names ('CAP_NOPE' is not one)"));
+        config_diag_done(&diag);
+        ck_assert_int_eq(load("[sandbox]\nhide_paths = /run/x, run/y\n", &c, &diag),
+                         CONFIG_INVALID);
+        ck_assert_ptr_nonnull(strstr(diag.error, "absolute paths ('run/y' is not one)"));
+        config_diag_done(&diag);
+}
+END_TEST
+
 START_TEST(test_sample_and_docs)
 {
         char *sample = NULL, *docs = NULL, *line, *save = NULL;
@@ -856,6 +936,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, test_numbers);
         tcase_add_loop_test(tc, test_hosts, 0, (int)ELEMENTSOF(host_cases));
         tcase_add_test(tc, test_overrides);
+        tcase_add_test(tc, test_profiles);
         tcase_add_test(tc, test_secrets_never_shown);
         tcase_add_test(tc, test_format);
         tcase_add_test(tc, test_sample_and_docs);

@@ -83,8 +83,12 @@ setup 125 "muranoagent-sandbox: usage: --rlimit-nofile: 'many' is not a number" 
     --rlimit-nofile many -- /bin/true
 setup 125 "muranoagent-sandbox: usage: --env: 'NOEQUALS' is not NAME=VALUE" \
     --env NOEQUALS -- /bin/true
-setup 125 "muranoagent-sandbox: usage: --private-tmp, --read-only and --writable need --unshare-mount" \
+setup 125 "muranoagent-sandbox: usage: --private-tmp, --read-only, --writable, --mask and --protect-kernel need --unshare-mount" \
     --read-only /usr -- /bin/true
+setup 125 "muranoagent-sandbox: usage: --private-tmp, --read-only, --writable, --mask and --protect-kernel need --unshare-mount" \
+    --mask /etc/shadow -- /bin/true
+setup 125 "muranoagent-sandbox: usage: --drop-capabilities: 'sys_admin' is not a hex mask" \
+    --drop-capabilities sys_admin -- /bin/true
 setup 125 "muranoagent-sandbox: usage: no PROGRAM given (see --help)"
 setup 127 "muranoagent-sandbox: exec /nonexistent/prog: No such file or directory" \
     -- /nonexistent/prog
@@ -113,6 +117,16 @@ same "--user and --group by number" "4000123 4000124 4000124" \
     "$(sb --user 4000123 --group 4000124 -- /bin/sh -c 'echo $(id -u) $(id -g) $(id -G)')"
 # shellcheck disable=SC2016
 same "--group alone keeps the uid" "0 65534" "$(sb --group 65534 -- /bin/sh -c 'echo $(id -u) $(id -G)')"
+# --drop-capabilities: gone from the bounding, effective and permitted sets
+# (CAP_SYS_ADMIN is bit 21), for root and for the user it then becomes.
+# shellcheck disable=SC2016 # expanded by the script
+caps() { sb "$@" -- /bin/sh -c 'for k in Bnd Eff Prm; do
+    c=$(sed -n "s/^Cap$k:[[:space:]]*//p" /proc/self/status); echo -n "$((0x$c >> 21 & 1))"; done'; }
+same "--drop-capabilities: CAP_SYS_ADMIN held without it" 111 "$(caps)"
+same "--drop-capabilities 200000: CAP_SYS_ADMIN gone from every set" 000 \
+    "$(caps --drop-capabilities 200000)"
+same "--drop-capabilities with --user: gone from the bounding set too" 000 \
+    "$(caps --drop-capabilities 200000 --user nobody)"
 # chdir comes after the identity change.
 mkdir -m 700 "$tmp/private"
 setup 125 "muranoagent-sandbox: chdir $tmp/private: Permission denied" \
@@ -153,6 +167,39 @@ if [ "${ns_ok[mount]}" = yes ]; then
         same "mount namespace: nothing leaks out" "no no $before" \
             "$([ -e /tmp/sandbox-test-$$ ] && echo yes || echo no) $([ -e /usr/sandbox-test ] && echo yes || echo no) $(wc -l </proc/self/mountinfo)"
         same "mount namespace: a writable dir is kept" yes "$([ -e "$work/x" ] && echo yes)"
+        # --mask: the agent's directory empty but for the plan's own,
+        # which stays writable; a file that cannot be opened; a missing
+        # path skipped.
+        mkdir -p "$work/agent/files/mine" "$work/agent/files/other"
+        echo secret >"$work/agent/files/other/secret"
+        echo secret >"$work/conf"
+        out=$(sb --unshare-mount --writable "$work/agent/files/mine" --mask "$work/agent" \
+            --mask "$work/conf" --mask /nonexistent-sandbox-test --env "$P" -- /bin/sh -c "
+            ls -A '$work/agent'; ls -A '$work/agent/files'
+            cat '$work/agent/files/other/secret' 2>/dev/null || echo other-hidden
+            cat '$work/conf' 2>/dev/null || echo conf-hidden
+            touch '$work/agent/files/mine/x' && echo mine-writable
+            touch '$work/agent/y' 2>/dev/null || echo mask-read-only")
+        same "--mask: a directory shows empty but for a --writable below it, a file is shut" \
+            "$(printf '%s\n' files mine other-hidden conf-hidden mine-writable mask-read-only)" "$out"
+        same "--mask: nothing changes outside" "secret secret" \
+            "$(cat "$work/agent/files/other/secret" "$work/conf" | xargs)"
+        # The new /dev: the links and directories always, the devices and
+        # /dev/log (a link under systemd) where the host has them.
+        dev_want() {
+            local d
+            printf '%s\n' fd ptmx pts shm stderr stdin stdout
+            for d in full null random tty urandom zero; do [ -e "/dev/$d" ] && echo "$d"; done
+            [ -L /dev/log ] && echo log
+        }
+        out=$(sb --unshare-mount --protect-kernel --env "$P" -- /bin/sh -c "
+            ls /dev | xargs; ls -A /sys/fs/cgroup | wc -l
+            (echo 0 >/proc/sys/kernel/core_uses_pid) 2>/dev/null || echo sysctl-refused
+            touch /sys/sandbox-test 2>/dev/null || echo sys-read-only
+            echo x >/dev/null && echo devnull-ok")
+        same "--protect-kernel: /dev without disks, no cgroupfs, /proc/sys and /sys read-only" \
+            "$(printf '%s\n' "$(dev_want | sort | xargs)" 0 sysctl-refused sys-read-only \
+                devnull-ok)" "$out"
         setup 125 "muranoagent-sandbox: writable /tmp: would be hidden by --private-tmp" \
             --unshare-mount --private-tmp --writable /tmp -- /bin/true
         setup 125 "muranoagent-sandbox: read-only /nonexistent: No such file or directory" \

@@ -7,8 +7,10 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,6 +239,76 @@ START_TEST(test_build_everything)
 }
 END_TEST
 
+/* A contained run: writable / (no --read-only, no private /tmp), the plan's
+ * directory bound, the agent's paths and hide_paths masked, the kernel
+ * protected, capabilities dropped after the rlimits, before the identity. */
+START_TEST(test_build_contained)
+{
+        _cleanup_(sandbox_command_freep) SandboxCommand *c = NULL;
+        _cleanup_free_ char *line = NULL;
+        struct ConfigSandbox s = cfg->sandbox;
+        SandboxRun run = base_run();
+        static const char *const agent_paths[] = {"/var/lib/murano", "/etc/murano/agent.conf"};
+        static char *const hide[] = {(char *)"/run/dbus/system_bus_socket"};
+        static const char *const want[] = {
+                "/usr/libexec/muranoagent/muranoagent-sandbox",
+                "--die-with-parent",
+                "--status-fd=3",
+                "--unshare-mount",
+                "--unshare-pid",
+                "--writable=/var/lib/murano/files/p1",
+                "--mask=/var/lib/murano",
+                "--mask=/etc/murano/agent.conf",
+                "--mask=/run/dbus/system_bus_socket",
+                "--protect-kernel",
+                "--rlimit-nofile=1024",
+                "--drop-capabilities=8200000",
+                "--no-new-privs",
+                "--chdir=/var/lib/murano/files/p1/s1",
+        };
+
+        s.profile = CONFIG_PROFILE_CONTAINED;
+        s.mount_namespace = s.pid_namespace = true;
+        s.read_only_root = false;
+        s.hide_agent = s.protect_kernel = true;
+        s.hide_paths = (ConfigStrv){(char **)hide, 1};
+        s.drop_capabilities = (UINT64_C(1) << 21) | (UINT64_C(1) << 27);
+        run.writable = plan_dirs;
+        run.n_writable = 1;
+        run.agent_paths = agent_paths;
+        run.n_agent_paths = 2;
+        ck_assert_int_eq(sandbox_build(&s, &run, &c), 0);
+        for (size_t i = 0; i < ELEMENTSOF(want); i++)
+                ck_assert_str_eq(c->argv[i], want[i]);
+        ck_assert_int_eq(strncmp(c->argv[ELEMENTSOF(want)], "--env=", 6), 0);
+        ck_assert_int_eq(sandbox_describe(&s, &run, &line), 0);
+        ck_assert_ptr_nonnull(strstr(line, "sandbox: profile=contained user=root group=root "
+                                           "no_new_privs drop_capabilities=2 rlimits="));
+        ck_assert_ptr_nonnull(strstr(line, " namespaces=mount,pid mounts=writable:1 hidden=3 "
+                                           "protect_kernel cgroups=0 "));
+
+        /* The agent's downloads keep the network under network_namespace. */
+        s.network_namespace = true;
+        sandbox_command_freep(&c);
+        ck_assert_int_eq(sandbox_build(&s, &run, &c), 0);
+        ck_assert_str_eq(c->argv[5], "--unshare-net");
+        run.keep_network = true;
+        sandbox_command_freep(&c);
+        ck_assert_int_eq(sandbox_build(&s, &run, &c), 0);
+        ck_assert_str_eq(c->argv[5], "--writable=/var/lib/murano/files/p1");
+        s.network_namespace = run.keep_network = false;
+
+        /* Without the mount namespace the masks still go to the helper,
+         * which refuses them rather than run the script unprotected. */
+        s.mount_namespace = s.pid_namespace = false;
+        run.force_helper = false;
+        ck_assert(sandbox_uses_helper(&s, &run));
+        s.hide_agent = s.protect_kernel = false;
+        s.hide_paths.n = 0;
+        ck_assert(!sandbox_uses_helper(&s, &run));
+}
+END_TEST
+
 /* The working directory is made writable unless a plan directory holds it. */
 START_TEST(test_build_writable_workdir)
 {
@@ -381,6 +453,43 @@ START_TEST(test_helper_path_env)
         ck_assert_ptr_eq(q, (char *)0x1);
         unlink(plain);
         unsetenv("MURANOAGENT_SANDBOX");
+}
+END_TEST
+
+/* Whether the scripts' user may read a file, by its mode bits. */
+START_TEST(test_user_may_read)
+{
+        struct ConfigSandbox s = cfg->sandbox;
+        char path[] = "/tmp/test-sandbox-conf-XXXXXX";
+        struct group *gr = getgrnam("nogroup");
+        int fd = mkstemp(path);
+
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        /* root:root: scripts keep the agent's identity; nothing to say. */
+        ck_assert_int_eq(sandbox_user_may_read(&s, path), 0);
+        if (geteuid() != 0 || !getpwnam("nobody") || !gr) {
+                printf("skipped: sandbox_user_may_read as nobody (not root, or no nobody)\n");
+                unlink(path);
+                return;
+        }
+        s.user = (char *)"nobody";
+        s.group = (char *)"nogroup";
+        ck_assert_int_eq(chown(path, 0, 0), 0);
+        ck_assert_int_eq(chmod(path, 0644), 0);
+        ck_assert_int_eq(sandbox_user_may_read(&s, path), 1);
+        ck_assert_int_eq(chmod(path, 0600), 0);
+        ck_assert_int_eq(sandbox_user_may_read(&s, path), 0);
+        ck_assert_int_eq(chown(path, 0, gr->gr_gid), 0);
+        ck_assert_int_eq(chmod(path, 0640), 0);
+        ck_assert_int_eq(sandbox_user_may_read(&s, path), 1);
+        s.enabled = false;
+        ck_assert_int_eq(sandbox_user_may_read(&s, path), 0);
+        s.enabled = true;
+        s.user = (char *)"no-such-user-xyz";
+        ck_assert_int_eq(sandbox_user_may_read(&s, path), -ENOENT);
+        unlink(path);
+        ck_assert_int_eq(sandbox_user_may_read(&cfg->sandbox, path), 0);
 }
 END_TEST
 
@@ -639,6 +748,36 @@ START_TEST(test_direct_features)
 }
 END_TEST
 
+/* drop_capabilities, both ways: gone from the bounding, effective and
+ * permitted sets of the script (root keeps the others). */
+START_TEST(test_direct_capabilities)
+{
+        struct ConfigSandbox s = cfg->sandbox;
+        SandboxRun run = base_run();
+        uint64_t dropped = (UINT64_C(1) << 21) | (UINT64_C(1) << 19) | (UINT64_C(1) << 27);
+        unsigned long long bnd, eff, prm;
+        Outcome o;
+
+        if (geteuid() != 0) {
+                printf("skipped: drop_capabilities (not root)\n");
+                return;
+        }
+        s.drop_capabilities = dropped;
+        run.workdir = "/";
+        run.command = (const char *const[]){
+                "/bin/sh", "-c", "grep -E '^Cap(Bnd|Eff|Prm):' /proc/self/status | cut -f2 | xargs",
+                NULL};
+        run_both(&s, &run, &o);
+        ck_assert_int_eq(o.exit_code, 0);
+        ck_assert_int_eq(sscanf(o.out, "%llx %llx %llx", &prm, &eff, &bnd), 3);
+        ck_assert_uint_eq(bnd & dropped, 0);
+        ck_assert_uint_eq(eff & dropped, 0);
+        ck_assert_uint_eq(prm & dropped, 0);
+        ck_assert_uint_ne(bnd & (UINT64_C(1) << 0), 0); /* CAP_CHOWN stays */
+        free(o.out);
+}
+END_TEST
+
 static const struct {
         const char *user, *group, *workdir, *program;
         uint64_t nofile;
@@ -730,6 +869,7 @@ static Suite *sandbox_suite(void)
         tcase_add_test(tc, test_build_cgroup_at_spawn);
         tcase_add_test(tc, test_build_in_process);
         tcase_add_test(tc, test_build_writable_workdir);
+        tcase_add_test(tc, test_build_contained);
         tcase_add_test(tc, test_build_disabled);
         tcase_add_test(tc, test_build_invalid);
         tcase_add_loop_test(tc, test_environment, 0, ELEMENTSOF(env_cases));
@@ -740,8 +880,10 @@ static Suite *sandbox_suite(void)
         tcase_add_checked_fixture(tc, cfg_setup, cfg_teardown);
         tcase_add_test(tc, test_helper_path_env);
         tcase_add_test(tc, test_user_home);
+        tcase_add_test(tc, test_user_may_read);
         tcase_add_test(tc, test_build_runs);
         tcase_add_test(tc, test_direct_features);
+        tcase_add_test(tc, test_direct_capabilities);
         tcase_add_loop_test(tc, test_direct_failures, 0, ELEMENTSOF(failures));
         tcase_add_test(tc, test_direct_oom_score_adj);
         tcase_set_timeout(tc, 30);

@@ -71,10 +71,24 @@ static int format_option(StrBuf *b, const Config *c, const ConfigOption *o)
         case CONFIG_TYPE_CGROUP:
                 r = format_string(b, config_cgroup_name(*(const ConfigCgroup *)field));
                 break;
-        case CONFIG_TYPE_ENV_LIST: {
+        case CONFIG_TYPE_ENV_LIST:
+        case CONFIG_TYPE_PATH_LIST: {
                 const ConfigStrv *v = field;
                 for (size_t i = 0; i < v->n && r >= 0; i++)
                         r = strbuf_printf(b, "%s%s", i ? "," : " ", v->items[i]);
+                break;
+        }
+        case CONFIG_TYPE_PROFILE:
+                r = format_string(b, config_profile_name(*(const ConfigProfile *)field));
+                break;
+        case CONFIG_TYPE_CAPS: {
+                uint64_t mask = *(const uint64_t *)field;
+                const char *sep = " ";
+                for (unsigned n = 0; n < 64 && r >= 0; n++)
+                        if ((mask >> n) & 1) {
+                                r = strbuf_printf(b, "%s%s", sep, config_capability_name(n));
+                                sep = ",";
+                        }
                 break;
         }
         case CONFIG_TYPE_IGNORED:

@@ -27,6 +27,9 @@ typedef enum ConfigType {
         CONFIG_TYPE_SSL_VERSION, /* ConfigSslVersion */
         CONFIG_TYPE_CGROUP,      /* ConfigCgroup */
         CONFIG_TYPE_ENV_LIST,    /* ConfigStrv of environment variable names */
+        CONFIG_TYPE_PATH_LIST,   /* ConfigStrv of absolute paths */
+        CONFIG_TYPE_PROFILE,     /* ConfigProfile */
+        CONFIG_TYPE_CAPS,        /* uint64_t, one bit per capability */
         CONFIG_TYPE_IGNORED,     /* an oslo option we accept and do not use */
 } ConfigType;
 
@@ -54,6 +57,16 @@ typedef struct ConfigOption {
 extern const ConfigOption config_options[];
 extern const size_t config_n_options;
 
+/* One value a [sandbox] profile gives an option that no source sets. */
+typedef struct ConfigPreset {
+        ConfigProfile profile;
+        const char *name; /* a [sandbox] option */
+        const char *value;
+} ConfigPreset;
+
+extern const ConfigPreset config_presets[];
+extern const size_t config_n_presets;
+
 const char *config_section_name(ConfigSection s);
 /* The section a header names, as oslo matches groups: "DEFAULT" exactly,
  * the others case-insensitively. Returns -1 for an unknown section. */
@@ -75,9 +88,18 @@ int config_parse_bool(const char *s, bool *ret);
 int config_parse_u64(const char *s, bool size_suffix, uint64_t min, uint64_t max, uint64_t *ret);
 int config_parse_ssl_version(const char *s, ConfigSslVersion *ret);
 int config_parse_cgroup(const char *s, ConfigCgroup *ret);
+int config_parse_profile(const char *s, ConfigProfile *ret);
+/* Comma-separated capability names, with or without "CAP_", in any case.
+ * On -EINVAL, *ret_bad is the first unknown name. Returns 0, -EINVAL or
+ * -ENOMEM. */
+int config_parse_caps(const char *s, uint64_t *ret, char **ret_bad);
 bool config_env_name_valid(const char *s, size_t n);
-/* Split "a, b,c" into trimmed items, skipping empty ones. On -EINVAL,
- * *ret_bad is the first invalid item. Returns 0, -EINVAL or -ENOMEM. */
+bool config_abspath_valid(const char *s, size_t n);
+/* Split "a, b,c" into trimmed items, skipping empty ones, each checked by
+ * valid. On -EINVAL, *ret_bad is the first invalid item. Returns 0,
+ * -EINVAL or -ENOMEM. */
+int config_parse_list(const char *s, bool (*valid)(const char *item, size_t n), ConfigStrv *ret,
+                      char **ret_bad);
 int config_parse_env_list(const char *s, ConfigStrv *ret, char **ret_bad);
 void config_strv_done(ConfigStrv *v);
 /* Parse a [rabbitmq] host list. Returns 0, CONFIG_INVALID with *ret_why,

@@ -221,7 +221,35 @@ static char *slot_where(const ConfigSlot *s)
         return asprintf(&w, "%s:%u", s->origin, s->line) < 0 ? NULL : w;
 }
 
-/* Convert every collected value into c, in table order. */
+/* The presets of the profile that won, for each option that no source
+ * sets: an option set anywhere wins over its profile's preset, whatever
+ * the order of the sources (docs/configuration.md). The profile is the
+ * first option of the table, so it is in place already. */
+static int loader_presets(ConfigLoader *ld, Config *c)
+{
+        for (size_t k = 0; k < config_n_presets; k++) {
+                const ConfigPreset *p = &config_presets[k];
+                _cleanup_free_ char *why = NULL;
+                bool alias;
+                int i, r;
+
+                if (p->profile != c->sandbox.profile)
+                        continue;
+                i = config_option_lookup(CONFIG_SECTION_SANDBOX, p->name, &alias);
+                if (i < 0)
+                        return -EINVAL;
+                if (ld->slots[i].value)
+                        continue;
+                /* Ours, and checked by the unit tests: only memory can fail. */
+                r = config_option_apply(c, &config_options[i], p->value, &why);
+                if (r != 0)
+                        return r < 0 ? r : -EINVAL;
+        }
+        return 0;
+}
+
+/* Convert every collected value into c, in table order, with the profile's
+ * presets applied right after the profile. */
 static int loader_apply(ConfigLoader *ld, Config *c)
 {
         for (size_t i = 0; i < config_n_options; i++) {
@@ -230,9 +258,15 @@ static int loader_apply(ConfigLoader *ld, Config *c)
                 _cleanup_free_ char *why = NULL, *where = NULL;
                 int r;
 
-                if (!s->value)
-                        continue;
-                r = config_option_apply(c, o, s->value, &why);
+                if (o->type == CONFIG_TYPE_PROFILE) {
+                        r = s->value ? config_option_apply(c, o, s->value, &why) : 0;
+                        if (r == 0)
+                                r = loader_presets(ld, c);
+                } else {
+                        if (!s->value)
+                                continue;
+                        r = config_option_apply(c, o, s->value, &why);
+                }
                 if (r <= 0) {
                         if (r < 0)
                                 return r;
@@ -311,6 +345,16 @@ int config_load_full(Config **ret, const ConfigSource *sources, size_t n,
                         r = where ? config_diag_fail(ld.diag, "%s: [rabbitmq] host: %s", where, why)
                                   : -ENOMEM;
                 }
+        }
+        for (size_t i = 0; r == 0 && i < ld.n_origins; i++) {
+                char **files = realloc(c->files.items, (c->files.n + 1) * sizeof(*files));
+
+                if (!files) {
+                        r = -ENOMEM;
+                        break;
+                }
+                c->files.items = files;
+                c->files.items[c->files.n++] = TAKE_PTR(ld.origins[i]);
         }
         if (r == 0)
                 *ret = TAKE_PTR(c);

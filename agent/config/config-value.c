@@ -114,6 +114,11 @@ bool config_env_name_valid(const char *s, size_t n)
         return true;
 }
 
+bool config_abspath_valid(const char *s, size_t n)
+{
+        return n > 0 && s[0] == '/';
+}
+
 void config_strv_done(ConfigStrv *v)
 {
         for (size_t i = 0; i < v->n; i++)
@@ -123,7 +128,106 @@ void config_strv_done(ConfigStrv *v)
         v->n = 0;
 }
 
+int config_parse_profile(const char *s, ConfigProfile *ret)
+{
+        for (ConfigProfile v = CONFIG_PROFILE_COMPATIBLE; v <= CONFIG_PROFILE_USER; v++)
+                if (strcasecmp(s, config_profile_name(v)) == 0) {
+                        *ret = v;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+/* Capability names as <linux/capability.h> numbers them. */
+static const char *const capability_names[] = {
+        "CAP_CHOWN",
+        "CAP_DAC_OVERRIDE",
+        "CAP_DAC_READ_SEARCH",
+        "CAP_FOWNER",
+        "CAP_FSETID",
+        "CAP_KILL",
+        "CAP_SETGID",
+        "CAP_SETUID",
+        "CAP_SETPCAP",
+        "CAP_LINUX_IMMUTABLE",
+        "CAP_NET_BIND_SERVICE",
+        "CAP_NET_BROADCAST",
+        "CAP_NET_ADMIN",
+        "CAP_NET_RAW",
+        "CAP_IPC_LOCK",
+        "CAP_IPC_OWNER",
+        "CAP_SYS_MODULE",
+        "CAP_SYS_RAWIO",
+        "CAP_SYS_CHROOT",
+        "CAP_SYS_PTRACE",
+        "CAP_SYS_PACCT",
+        "CAP_SYS_ADMIN",
+        "CAP_SYS_BOOT",
+        "CAP_SYS_NICE",
+        "CAP_SYS_RESOURCE",
+        "CAP_SYS_TIME",
+        "CAP_SYS_TTY_CONFIG",
+        "CAP_MKNOD",
+        "CAP_LEASE",
+        "CAP_AUDIT_WRITE",
+        "CAP_AUDIT_CONTROL",
+        "CAP_SETFCAP",
+        "CAP_MAC_OVERRIDE",
+        "CAP_MAC_ADMIN",
+        "CAP_SYSLOG",
+        "CAP_WAKE_ALARM",
+        "CAP_BLOCK_SUSPEND",
+        "CAP_AUDIT_READ",
+        "CAP_PERFMON",
+        "CAP_BPF",
+        "CAP_CHECKPOINT_RESTORE",
+};
+
+const char *config_capability_name(unsigned n)
+{
+        return n < ELEMENTSOF(capability_names) ? capability_names[n] : NULL;
+}
+
+static int capability_number(const char *s, size_t n)
+{
+        if (n > 4 && strncasecmp(s, "CAP_", 4) == 0) {
+                s += 4;
+                n -= 4;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(capability_names); i++)
+                if (strlen(capability_names[i]) == n + 4 &&
+                    strncasecmp(capability_names[i] + 4, s, n) == 0)
+                        return (int)i;
+        return -1;
+}
+
+static bool capability_valid(const char *s, size_t n)
+{
+        return capability_number(s, n) >= 0;
+}
+
+int config_parse_caps(const char *s, uint64_t *ret, char **ret_bad)
+{
+        ConfigStrv v = {NULL, 0};
+        uint64_t mask = 0;
+        int r = config_parse_list(s, capability_valid, &v, ret_bad);
+
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < v.n; i++)
+                mask |= UINT64_C(1) << capability_number(v.items[i], strlen(v.items[i]));
+        config_strv_done(&v);
+        *ret = mask;
+        return 0;
+}
+
 int config_parse_env_list(const char *s, ConfigStrv *ret, char **ret_bad)
+{
+        return config_parse_list(s, config_env_name_valid, ret, ret_bad);
+}
+
+int config_parse_list(const char *s, bool (*valid)(const char *item, size_t n), ConfigStrv *ret,
+                      char **ret_bad)
 {
         ConfigStrv v = {NULL, 0};
         const char *p = s;
@@ -140,7 +244,7 @@ int config_parse_env_list(const char *s, ConfigStrv *ret, char **ret_bad)
                                 r = -ENOMEM;
                                 break;
                         }
-                        if (!config_env_name_valid(item, n)) {
+                        if (!valid(item, n)) {
                                 *ret_bad = item;
                                 r = -EINVAL;
                                 break;

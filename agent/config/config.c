@@ -119,7 +119,9 @@ const ConfigOption config_options[] = {
         BOOL(AGENT, "verify_hostname", agent.verify_hostname, "false"),
         UINT(AGENT, "reconnect_max_delay", agent.reconnect_max_delay, "60", 1, 3600),
 
-        /* [sandbox]: ours. */
+        /* [sandbox]: ours. The profile comes first: its presets are applied
+         * before the options a source sets (config-load.c). */
+        OPT(SANDBOX, "profile", PROFILE, 0, sandbox.profile, "compatible", 0, 0, NULL),
         BOOL(SANDBOX, "enabled", sandbox.enabled, "true"),
         STR(SANDBOX, "user", sandbox.user, "root", CONFIG_OPT_NONEMPTY),
         STR(SANDBOX, "group", sandbox.group, "root", CONFIG_OPT_NONEMPTY),
@@ -135,6 +137,11 @@ const ConfigOption config_options[] = {
         BOOL(SANDBOX, "ipc_namespace", sandbox.ipc_namespace, "false"),
         BOOL(SANDBOX, "uts_namespace", sandbox.uts_namespace, "false"),
         BOOL(SANDBOX, "network_namespace", sandbox.network_namespace, "false"),
+        BOOL(SANDBOX, "read_only_root", sandbox.read_only_root, "true"),
+        BOOL(SANDBOX, "hide_agent", sandbox.hide_agent, "false"),
+        BOOL(SANDBOX, "protect_kernel", sandbox.protect_kernel, "false"),
+        OPT(SANDBOX, "hide_paths", PATH_LIST, 0, sandbox.hide_paths, "", 0, 0, NULL),
+        OPT(SANDBOX, "drop_capabilities", CAPS, 0, sandbox.drop_capabilities, "", 0, 0, NULL),
         OPT(SANDBOX, "cgroup", CGROUP, 0, sandbox.cgroup, "auto", 0, 0, NULL),
         U64(SANDBOX, "memory_max", sandbox.memory_max, "auto", 0, TIB,
             CONFIG_OPT_SIZE | CONFIG_OPT_AUTO),
@@ -145,6 +152,45 @@ const ConfigOption config_options[] = {
 };
 
 const size_t config_n_options = ELEMENTSOF(config_options);
+
+/* The capabilities that undo namespaces or reach the kernel: mounts and
+ * setns (SYS_ADMIN), other processes' memory (SYS_PTRACE), modules, raw
+ * I/O and /dev/mem, reboot and kexec, the clock, device nodes (a disk
+ * opened raw bypasses every hidden path), file handles that bypass mounts
+ * (DAC_READ_SEARCH, the "shocker" escape), the kernel log, security
+ * policy and audit rules, BPF and perf. */
+#define CONTAINED_CAPS                                                                             \
+        "CAP_SYS_ADMIN,CAP_SYS_PTRACE,CAP_SYS_MODULE,CAP_SYS_RAWIO,CAP_SYS_BOOT,CAP_SYS_TIME,"     \
+        "CAP_MKNOD,CAP_DAC_READ_SEARCH,CAP_SYSLOG,CAP_MAC_ADMIN,CAP_MAC_OVERRIDE,"                 \
+        "CAP_AUDIT_CONTROL,CAP_BPF,CAP_PERFMON"
+
+/* What each profile sets; docs/sandbox.md, "Profiles", explains them.
+ * compatible is the defaults and sets nothing. */
+const ConfigPreset config_presets[] = {
+        {CONFIG_PROFILE_CONTAINED, "mount_namespace", "true"},
+        {CONFIG_PROFILE_CONTAINED, "pid_namespace", "true"},
+        {CONFIG_PROFILE_CONTAINED, "ipc_namespace", "true"},
+        {CONFIG_PROFILE_CONTAINED, "uts_namespace", "true"},
+        {CONFIG_PROFILE_CONTAINED, "read_only_root", "false"},
+        {CONFIG_PROFILE_CONTAINED, "hide_agent", "true"},
+        {CONFIG_PROFILE_CONTAINED, "protect_kernel", "true"},
+        {CONFIG_PROFILE_CONTAINED, "hide_paths",
+         "/run/dbus/system_bus_socket,/run/systemd/private"},
+        {CONFIG_PROFILE_CONTAINED, "drop_capabilities", CONTAINED_CAPS},
+        {CONFIG_PROFILE_USER, "user", "nobody"},
+        {CONFIG_PROFILE_USER, "group", "nogroup"},
+        {CONFIG_PROFILE_USER, "mount_namespace", "true"},
+        {CONFIG_PROFILE_USER, "pid_namespace", "true"},
+        {CONFIG_PROFILE_USER, "ipc_namespace", "true"},
+        {CONFIG_PROFILE_USER, "uts_namespace", "true"},
+        {CONFIG_PROFILE_USER, "network_namespace", "true"},
+        {CONFIG_PROFILE_USER, "hide_agent", "true"},
+        {CONFIG_PROFILE_USER, "protect_kernel", "true"},
+        {CONFIG_PROFILE_USER, "hide_paths", "/run/dbus/system_bus_socket,/run/systemd/private"},
+        {CONFIG_PROFILE_USER, "drop_capabilities", CONTAINED_CAPS},
+};
+
+const size_t config_n_presets = ELEMENTSOF(config_presets);
 
 static const char *const section_names[CONFIG_SECTION_MAX] = {
         [CONFIG_SECTION_DEFAULT] = "DEFAULT",
@@ -187,6 +233,12 @@ int config_option_lookup(ConfigSection s, const char *name, bool *ret_alias)
 const char *config_ssl_version_name(ConfigSslVersion v)
 {
         static const char *const names[] = {"", "tlsv1", "tlsv1_1", "tlsv1_2", "tlsv1_3", "sslv23"};
+        return (size_t)v < ELEMENTSOF(names) ? names[v] : "?";
+}
+
+const char *config_profile_name(ConfigProfile v)
+{
+        static const char *const names[] = {"compatible", "contained", "user"};
         return (size_t)v < ELEMENTSOF(names) ? names[v] : "?";
 }
 
@@ -274,29 +326,46 @@ static int apply_integer(const ConfigOption *o, void *field, const char *value, 
         return 0;
 }
 
-static int apply_env_list(const ConfigOption *o, ConfigStrv *field, const char *value,
-                          char **ret_why)
+/* "expected a comma-separated list of <what> ('<bad>' is not one)". */
+static int why_list(const ConfigOption *o, const char *value, const char *bad, const char *what,
+                    char **ret_why)
 {
+        _cleanup_strbuf_ StrBuf b = STRBUF_INIT;
+        int r = config_quote(&b, bad);
+
+        if (r < 0)
+                return r;
+        return why_expected(o, value, ret_why, "a comma-separated list of %s (%s is not one)", what,
+                            b.data);
+}
+
+static int apply_list(const ConfigOption *o, ConfigStrv *field, const char *value, char **ret_why)
+{
+        bool paths = o->type == CONFIG_TYPE_PATH_LIST;
         _cleanup_free_ char *bad = NULL;
         ConfigStrv v = {NULL, 0};
         int r;
 
-        r = config_parse_env_list(value, &v, &bad);
-        if (r == -EINVAL) {
-                _cleanup_strbuf_ StrBuf b = STRBUF_INIT;
-                r = config_quote(&b, bad);
-                if (r < 0)
-                        return r;
-                return why_expected(o, value, ret_why,
-                                    "a comma-separated list of environment variable names (%s "
-                                    "is not one)",
-                                    b.data);
-        }
+        r = config_parse_list(value, paths ? config_abspath_valid : config_env_name_valid, &v,
+                              &bad);
+        if (r == -EINVAL)
+                return why_list(o, value, bad,
+                                paths ? "absolute paths" : "environment variable names", ret_why);
         if (r < 0)
                 return r;
         config_strv_done(field);
         *field = v;
         return 0;
+}
+
+static int apply_caps(const ConfigOption *o, uint64_t *field, const char *value, char **ret_why)
+{
+        _cleanup_free_ char *bad = NULL;
+        int r = config_parse_caps(value, field, &bad);
+
+        if (r == -EINVAL)
+                return why_list(o, value, bad, "capability names", ret_why);
+        return r;
 }
 
 int config_option_apply(Config *c, const ConfigOption *o, const char *value, char **ret_why)
@@ -333,7 +402,15 @@ int config_option_apply(Config *c, const ConfigOption *o, const char *value, cha
                         return why_expected(o, value, ret_why, "one of auto, v2, v1 or off");
                 return 0;
         case CONFIG_TYPE_ENV_LIST:
-                return apply_env_list(o, field, value, ret_why);
+        case CONFIG_TYPE_PATH_LIST:
+                return apply_list(o, field, value, ret_why);
+        case CONFIG_TYPE_CAPS:
+                return apply_caps(o, field, value, ret_why);
+        case CONFIG_TYPE_PROFILE:
+                if (config_parse_profile(value, field) < 0)
+                        return why_expected(o, value, ret_why,
+                                            "one of compatible, contained or user");
+                return 0;
         case CONFIG_TYPE_IGNORED:
                 return 0;
         }
@@ -365,9 +442,10 @@ Config *config_free(Config *c)
 
                 if (o->type == CONFIG_TYPE_STR || o->type == CONFIG_TYPE_HOSTS)
                         free(*(char **)field);
-                else if (o->type == CONFIG_TYPE_ENV_LIST)
+                else if (o->type == CONFIG_TYPE_ENV_LIST || o->type == CONFIG_TYPE_PATH_LIST)
                         config_strv_done(field);
         }
+        config_strv_done(&c->files);
         config_hosts_free(c->rabbitmq.hosts, c->rabbitmq.n_hosts);
         free(c);
         return NULL;

@@ -37,6 +37,15 @@ typedef enum ConfigSslVersion {
         CONFIG_SSL_SSLV23,  /* negotiate the highest version both sides support */
 } ConfigSslVersion;
 
+/* [sandbox] profile: a named set of presets for the other [sandbox]
+ * options (docs/sandbox.md states what each one holds against). */
+typedef enum ConfigProfile {
+        CONFIG_PROFILE_COMPATIBLE, /* the defaults: root in the host's namespaces */
+        CONFIG_PROFILE_CONTAINED,  /* root, in namespaces, without the capabilities
+                                    * that undo them, the agent's files hidden */
+        CONFIG_PROFILE_USER,       /* an unprivileged user in namespaces */
+} ConfigProfile;
+
 typedef enum ConfigCgroup {
         CONFIG_CGROUP_AUTO,
         CONFIG_CGROUP_V2,
@@ -106,6 +115,7 @@ typedef struct Config {
         } agent;
 
         struct ConfigSandbox {
+                ConfigProfile profile;
                 bool enabled;
                 char *user;
                 char *group;
@@ -119,11 +129,21 @@ typedef struct Config {
                 bool ipc_namespace;
                 bool uts_namespace;
                 bool network_namespace;
+                bool read_only_root;        /* with mount_namespace: / read-only, /tmp private */
+                bool hide_agent;            /* with mount_namespace: storage and config hidden */
+                bool protect_kernel;        /* with mount_namespace: /proc/sys, /sys read-only,
+                                             * no cgroupfs, a /dev without disks */
+                ConfigStrv hide_paths;      /* absolute paths hidden from scripts */
+                uint64_t drop_capabilities; /* bit N = capability N, dropped for scripts */
                 ConfigCgroup cgroup;
                 uint64_t memory_max; /* bytes, 0 = no limit, CONFIG_MEMORY_MAX_AUTO */
                 unsigned pids_max;   /* 0 = no limit, CONFIG_PIDS_MAX_AUTO */
                 ConfigStrv env_passthrough;
         } sandbox;
+
+        /* Not an option: the files the configuration was read from, in
+         * order (the sandbox hides them from scripts with hide_agent). */
+        ConfigStrv files;
 } Config;
 
 /* Where configuration comes from, in command-line order: a file
@@ -182,3 +202,8 @@ int config_format(const Config *c, char **ret);
 /* Names for the enums, as written in the file. */
 const char *config_ssl_version_name(ConfigSslVersion v);
 const char *config_cgroup_name(ConfigCgroup v);
+const char *config_profile_name(ConfigProfile v);
+
+/* The name of capability n ("CAP_SYS_ADMIN"), or NULL for a number this
+ * build does not know. */
+const char *config_capability_name(unsigned n);

@@ -10,6 +10,7 @@
 
 #include "daemon/daemon-internal.h"
 #include "log/log.h"
+#include "sandbox/sandbox.h"
 #include "util/macro.h"
 
 /* ---- the transport's callbacks ------------------------------------------ */
@@ -153,17 +154,24 @@ static void on_signal(uv_signal_t *s, int signum)
 /* ---- start --------------------------------------------------------------- */
 
 /* The broker password lives in the configuration; warn when other users
- * can read it (peer agents leave secrets readable, spec notes). */
-static void check_config_modes(const char *const *paths)
+ * can read it (peer agents leave secrets readable, spec notes), and at
+ * every start when the user scripts run as can (docs/image-builders.md). */
+static void check_config_modes(const Config *cfg, const char *const *paths)
 {
         struct stat st;
 
-        for (size_t i = 0; paths && paths[i]; i++)
+        for (size_t i = 0; paths && paths[i]; i++) {
                 if (stat(paths[i], &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IROTH))
                         log_warning(NULL,
                                     "%s is readable by other users and holds the broker "
                                     "password; chmod 600 it",
                                     paths[i]);
+                if (sandbox_user_may_read(&cfg->sandbox, paths[i]) == 1)
+                        log_warning(NULL,
+                                    "%s is readable by [sandbox] user %s, whom scripts run as, "
+                                    "and holds the broker password; make it root's, mode 0600",
+                                    paths[i], cfg->sandbox.user);
+        }
 }
 
 static int check_config(const Config *cfg)
@@ -247,7 +255,7 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
         const JournalOpenReport *rep;
         int rc;
 
-        check_config_modes(config_paths);
+        check_config_modes(cfg, config_paths);
         daemon_crash_init(d);
         rc = check_config(cfg);
         if (rc != 0)

@@ -250,6 +250,7 @@ static int run_download(Files *f, const char *file_id, FilesUrlKind kind, const 
                 .capture_stdout = false,
                 .capture_stderr = true,
                 .what = what,
+                .network = true,
         };
         r = f->runner.run(f->runner.userdata, &req, &res);
         if (r < 0)

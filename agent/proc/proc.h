@@ -20,6 +20,8 @@ typedef struct ProcRequest {
         bool capture_stdout;     /* false: the stream is not kept (goes to the agent's log) */
         bool capture_stderr;
         const char *what; /* for logs and errors: "script deploy", "git clone of files/x" */
+        bool network;     /* needs the network even under [sandbox] network_namespace:
+                           * the agent's own downloads of a plan's files */
 } ProcRequest;
 
 typedef struct ProcResult {

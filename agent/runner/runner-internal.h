@@ -95,6 +95,9 @@ struct Runner {
         void *idle_userdata;
         bool stopping;
         int open_handles;
+        /* owned: the storage and the config files, which hide_agent hides */
+        char **agent_paths;
+        size_t n_agent_paths;
 };
 
 /* runner-plan.c: the plan thread's main function (arg is the RunnerJob). */

@@ -363,6 +363,8 @@ static int runner_proc_spawn(RunnerJob *job)
         run.workdir = req->cwd;
         run.writable = writable;
         run.n_writable = job->cache_dir ? 1 : 0;
+        run.agent_paths = (const char *const *)r->agent_paths;
+        run.n_agent_paths = r->n_agent_paths;
         run.cgroups = job->cg_run ? cgroup_run_dirs(job->cg_run, &run.n_cgroups) : NULL;
         run.agent_env = (const char *const *)environ;
         run.home = r->home;
@@ -370,6 +372,7 @@ static int runner_proc_spawn(RunnerJob *job)
         run.oom_score_adj = r->proc_fd >= 0;
         run.proc_fd = 4; /* extra_fds[1], given to in-process children only */
         run.command = req->argv;
+        run.keep_network = req->network;
 
         /* Each -EOPNOTSUPP lowers child_spawn_method() for good (a cgroup
          * at the spawn, then clone3 itself), so this ends after at most two

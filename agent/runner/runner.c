@@ -21,6 +21,7 @@
 #include "util/hexid.h"
 #include "util/macro.h"
 #include "util/pyjson.h"
+#include "util/strv.h"
 #include "util/userdb.h"
 
 /* What runner_new() sets up before the loop's handles: freed when the last
@@ -32,6 +33,7 @@ static void runner_free_setup(Runner *r)
         free(r->helper);
         free(r->home);
         free(r->fetcher);
+        strv_free(r->agent_paths);
         if (r->proc_fd >= 0)
                 close(r->proc_fd);
         free(r);
@@ -347,6 +349,36 @@ static int runner_setup_proc(Runner *r, char **ret_warning)
         return 0;
 }
 
+/* What hide_agent hides from scripts: the storage (the journal, the
+ * stamp, every plan's files; the helper keeps the plan's own directory)
+ * and the files the configuration came from, by absolute path: resolved
+ * when it exists, else made absolute (the storage of `muranoagent run` is
+ * made with the first plan). */
+static int runner_setup_agent_paths(Runner *r)
+{
+        const ConfigStrv *files = &r->cfg->files;
+        char cwd[PATH_MAX];
+
+        r->agent_paths = calloc(files->n + 2, sizeof(char *));
+        if (!r->agent_paths)
+                return -ENOMEM;
+        for (size_t i = 0; i <= files->n; i++) {
+                const char *path = i == 0 ? r->storage : files->items[i - 1];
+                char *p = realpath(path, NULL);
+
+                if (!p && errno == ENOMEM)
+                        return -ENOMEM;
+                if (!p && path[0] == '/')
+                        p = strdup(path);
+                else if (!p && getcwd(cwd, sizeof(cwd)) && asprintf(&p, "%s/%s", cwd, path) < 0)
+                        p = NULL;
+                if (!p)
+                        return -ENOMEM;
+                r->agent_paths[r->n_agent_paths++] = p;
+        }
+        return 0;
+}
+
 int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner **ret,
                char **ret_warning, char **ret_error)
 {
@@ -392,10 +424,22 @@ int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner *
         rc = runner_setup_owner(r, ret_error);
         if (rc != 0)
                 goto fail;
+        if (cfg->sandbox.enabled && !cfg->sandbox.mount_namespace &&
+            (cfg->sandbox.hide_agent || cfg->sandbox.hide_paths.n > 0 ||
+             cfg->sandbox.protect_kernel)) {
+                /* Hiding is done with mounts: without the namespace the
+                 * scripts would run with nothing hidden. */
+                *ret_error = strdup("[sandbox] hide_agent, hide_paths and protect_kernel need "
+                                    "mount_namespace = true");
+                rc = RUNNER_UNAVAILABLE;
+                goto fail;
+        }
         rc = runner_setup_cgroup(r, ret_warning, ret_error);
         if (rc != 0)
                 goto fail;
         rc = runner_setup_proc(r, ret_warning);
+        if (rc == 0)
+                rc = runner_setup_agent_paths(r);
         if (rc != 0)
                 goto fail;
         r->own_session =

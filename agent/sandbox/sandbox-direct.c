@@ -17,6 +17,7 @@ struct SandboxDirect {
         bool no_new_privs;
         char **cgroups; /* owned, NULL-terminated: to join first, or NULL */
         size_t n_cgroups;
+        uint64_t drop_caps;
         bool oom_score_adj;
         int proc_fd;   /* in the child; -1 = by path */
         pid_t parent;  /* the agent: the child dies with it */
@@ -71,6 +72,7 @@ int sandbox_direct_new(const struct ConfigSandbox *cfg, const SandboxRun *run, S
                         if (!(d->cgroups[d->n_cgroups] = strdup(run->cgroups[d->n_cgroups])))
                                 return -ENOMEM;
         }
+        d->drop_caps = cfg->drop_capabilities;
         d->oom_score_adj = run->oom_score_adj;
         d->proc_fd = run->proc_fd > STDERR_FILENO ? run->proc_fd : -1;
         d->parent = getpid();
@@ -108,7 +110,9 @@ static void direct_steps(const SandboxDirect *d)
             (d->oom_score_adj &&
              sandbox_steps_oom_score_adj(d->proc_fd, SANDBOX_OOM_SCORE_ADJ, &e) < 0) ||
             sandbox_steps_rlimits(d->rlimits, d->n_rlimits, &e) < 0 ||
+            sandbox_steps_caps_bound(d->drop_caps, &e) < 0 ||
             sandbox_steps_identity(&d->id, &e) < 0 ||
+            sandbox_steps_caps_drop(d->drop_caps, &e) < 0 ||
             (d->no_new_privs && sandbox_steps_no_new_privs(&e) < 0) ||
             sandbox_steps_die_with_parent(d->parent, -1, &e) < 0 ||
             (d->chdir && sandbox_steps_chdir(d->chdir, &e) < 0))

@@ -4,11 +4,13 @@
  * here is visible outside the namespace, and every step that fails ends the
  * helper with a status line. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sandbox-helper.h"
@@ -202,12 +204,204 @@ static void make_writable(const char *path, bool private_tmp)
         mount_table_free(&t);
 }
 
+/* The flags of every view that hides something: nothing on it can be
+ * executed, set-user-ID or opened as a device. */
+#define MASK_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
+/* Remount the mount at path read-only, with the per-mount flags keep (a
+ * bind remount sets them all anew). */
+static void seal(const char *what, const char *path, unsigned long keep)
+{
+        if (mount("none", path, "none", MS_REMOUNT | MS_BIND | MS_RDONLY | keep, NULL) < 0)
+                helper_die(errno, "%s %s: remount read-only", what, path);
+}
+
+/* Bind dir_fd's entry name (a path below the directory that dir_fd
+ * holds, which may be hidden by now) onto target, through /proc's link to
+ * the descriptor. */
+static void bind_from_fd(const char *what, int dir_fd, const char *name, const char *target)
+{
+        char source[64 + PATH_MAX];
+
+        snprintf(source, sizeof(source), "/proc/self/fd/%d%s%s", dir_fd, *name ? "/" : "", name);
+        if (mount(source, target, "none", MS_BIND | MS_REC, NULL) < 0)
+                helper_die(errno, "%s %s: bind", what, target);
+}
+
+/* mkdir -p of path, each new directory with mode (search only for
+ * others: they must pass, not list). */
+static void make_dirs(const char *what, const char *path, mode_t mode)
+{
+        char buf[PATH_MAX];
+
+        snprintf(buf, sizeof(buf), "%s", path);
+        for (char *p = buf + 1;; p++) {
+                if (*p != '/' && *p != '\0')
+                        continue;
+                char c = *p;
+
+                *p = '\0';
+                if (mkdir(buf, mode) < 0 && errno != EEXIST)
+                        helper_die(errno, "%s: mkdir %s", what, buf);
+                *p = c;
+                if (c == '\0')
+                        return;
+        }
+}
+
+/* Hide the directory real behind an empty read-only tmpfs. Each writable
+ * path below it (the plan's own directory below the agent's storage) is
+ * bound back in, at the same place: the binds made by make_writable() are
+ * opened before the tmpfs covers them. */
+static void mask_dir(const HelperMounts *m, const char *real)
+{
+        int *fds = calloc(m->n_writable + 1, sizeof(*fds));
+        char(*kept)[PATH_MAX] = calloc(m->n_writable + 1, sizeof(*kept));
+        size_t n = 0;
+
+        if (!fds || !kept)
+                helper_die(ENOMEM, "mask %s", real);
+        for (size_t i = 0; i < m->n_writable; i++) {
+                if (!realpath(m->writable[i], kept[n]) || !path_is_under(kept[n], real))
+                        continue;
+                /* The script's own directory: nothing to hide. */
+                if (strcmp(kept[n], real) == 0)
+                        goto done;
+                fds[n] = open(kept[n], O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (fds[n] < 0)
+                        helper_die(errno, "mask %s: open %s", real, kept[n]);
+                n++;
+        }
+        if (mount("tmpfs", real, "tmpfs", MASK_FLAGS, "mode=0711") < 0)
+                helper_die(errno, "mask %s: mount tmpfs", real);
+        for (size_t i = 0; i < n; i++) {
+                make_dirs("mask", kept[i], 0711);
+                bind_from_fd("mask", fds[i], "", kept[i]);
+        }
+        seal("mask", real, MASK_FLAGS);
+done:
+        for (size_t i = 0; i < n; i++)
+                close(fds[i]);
+        free(fds);
+        free(kept);
+}
+
+/* Hide path: a directory behind an empty tmpfs, anything else (a file, a
+ * socket) behind /dev/null on a nodev mount, which cannot be opened or
+ * connected to at all. A path that does not exist is skipped. */
+static void mask_path(const HelperMounts *m, const char *path)
+{
+        char real[PATH_MAX];
+        struct stat st;
+
+        if (!realpath(path, real)) {
+                if (errno == ENOENT)
+                        return;
+                helper_die(errno, "mask %s", path);
+        }
+        if (stat(real, &st) < 0)
+                helper_die(errno, "mask %s", real);
+        if (S_ISDIR(st.st_mode)) {
+                mask_dir(m, real);
+                return;
+        }
+        if (mount("/dev/null", real, "none", MS_BIND, NULL) < 0)
+                helper_die(errno, "mask %s: bind /dev/null", real);
+        seal("mask", real, MASK_FLAGS);
+}
+
+/* The device nodes a script gets with --protect-kernel: no disk, no
+ * memory, no kernel interface, only what programs expect to find. */
+static const char *const safe_devices[] = {"null", "zero", "full", "random", "urandom", "tty"};
+static const char *const dev_links[][2] = {
+        {"fd", "/proc/self/fd"},       {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"},
+        {"stderr", "/proc/self/fd/2"}, {"ptmx", "pts/ptmx"},
+};
+
+/* A new /dev: a tmpfs with the safe devices bound in from the old one,
+ * its pts, a private shm and the usual links; then read-only. Opening a
+ * disk raw would bypass every hidden path and every read-only mount. */
+static void private_dev(void)
+{
+        char path[PATH_MAX], link[PATH_MAX];
+        int old = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ssize_t n;
+
+        if (old < 0)
+                helper_die(errno, "protect-kernel: open /dev");
+        if (mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755") < 0)
+                helper_die(errno, "protect-kernel: mount tmpfs on /dev");
+        for (size_t i = 0; i < sizeof(safe_devices) / sizeof(safe_devices[0]); i++) {
+                struct stat st;
+                int fd;
+
+                if (fstatat(old, safe_devices[i], &st, 0) < 0)
+                        continue;
+                snprintf(path, sizeof(path), "/dev/%s", safe_devices[i]);
+                fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+                if (fd < 0)
+                        helper_die(errno, "protect-kernel: create %s", path);
+                close(fd);
+                bind_from_fd("protect-kernel", old, safe_devices[i], path);
+        }
+        if (mkdir("/dev/pts", 0755) < 0 || mkdir("/dev/shm", 01777) < 0)
+                helper_die(errno, "protect-kernel: mkdir in /dev");
+        if (faccessat(old, "pts/ptmx", F_OK, 0) == 0)
+                bind_from_fd("protect-kernel", old, "pts", "/dev/pts");
+        if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+                helper_die(errno, "protect-kernel: mount tmpfs on /dev/shm");
+        for (size_t i = 0; i < sizeof(dev_links) / sizeof(dev_links[0]); i++) {
+                snprintf(path, sizeof(path), "/dev/%s", dev_links[i][0]);
+                if (symlink(dev_links[i][1], path) < 0)
+                        helper_die(errno, "protect-kernel: symlink %s", path);
+        }
+        /* syslog(3) writes to /dev/log, a link into /run under systemd. */
+        n = readlinkat(old, "log", link, sizeof(link) - 1);
+        if (n > 0) {
+                link[n] = '\0';
+                if (symlink(link, "/dev/log") < 0)
+                        helper_die(errno, "protect-kernel: symlink /dev/log");
+        }
+        close(old);
+        seal("protect-kernel", "/dev", MS_NOSUID | MS_NOEXEC);
+}
+
+/* The kernel's knobs in /proc stay readable, never writable: a root that
+ * could write kernel.core_pattern or kernel.modprobe would have the kernel
+ * run a program of its choice outside every namespace. */
+static const char *const proc_read_only[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq",
+                                             "/proc/bus", "/proc/fs"};
+
+static void protect_proc(void)
+{
+        for (size_t i = 0; i < sizeof(proc_read_only) / sizeof(proc_read_only[0]); i++)
+                if (access(proc_read_only[i], F_OK) == 0)
+                        make_read_only(proc_read_only[i]);
+}
+
+/* /sys read-only (its uevent_helper would be the same kind of door as
+ * core_pattern) and no cgroupfs under it: a process that reached its
+ * cgroup's parents could leave the run's cgroup and outlive the plan. */
+static void protect_sys(void)
+{
+        struct stat st;
+
+        if (access("/sys", F_OK) == 0)
+                make_read_only("/sys");
+        if (stat("/sys/fs/cgroup", &st) == 0 && S_ISDIR(st.st_mode)) {
+                if (mount("tmpfs", "/sys/fs/cgroup", "tmpfs", MASK_FLAGS, "mode=0755") < 0)
+                        helper_die(errno, "protect-kernel: hide /sys/fs/cgroup");
+                seal("protect-kernel", "/sys/fs/cgroup", MASK_FLAGS);
+        }
+}
+
 /* The order matters. Propagation is cut first, so that nothing below leaks
  * back into the agent's namespace. Read-only views come before writable
  * ones, so that a plan directory under a read-only / is re-opened for
- * writing rather than closed again. The tmpfs mounts come after both, so
- * that the recursive read-only pass does not reach them, and /proc last
- * because it is mounted over whatever / looks like by then. */
+ * writing rather than closed again. Masks and the kernel's protections
+ * next, then the tmpfs mounts, so that the recursive read-only pass does
+ * not reach them, and /proc last because it is mounted over whatever /
+ * looks like by then (with its kernel knobs made read-only after it). */
 void helper_mounts_apply(const HelperMounts *m)
 {
         /* Slave rather than private: mounts the host makes later (a new disk)
@@ -218,10 +412,20 @@ void helper_mounts_apply(const HelperMounts *m)
                 make_read_only(m->read_only[i]);
         for (size_t i = 0; i < m->n_writable; i++)
                 make_writable(m->writable[i], m->private_tmp);
+        /* After the writable binds, which the masks keep; before the new
+         * /dev, whose /dev/null they bind. */
+        for (size_t i = 0; i < m->n_masks; i++)
+                mask_path(m, m->masks[i]);
+        if (m->protect_kernel) {
+                protect_sys();
+                private_dev();
+        }
         for (size_t i = 0; m->private_tmp && i < sizeof(tmp_dirs) / sizeof(tmp_dirs[0]); i++)
                 if (mount("tmpfs", tmp_dirs[i], "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
                         helper_die(errno, "private tmp: mount tmpfs on %s", tmp_dirs[i]);
         if (m->fresh_proc &&
             mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
                 helper_die(errno, "mount /proc");
+        if (m->protect_kernel)
+                protect_proc();
 }

@@ -23,6 +23,7 @@ enum {
         OPT_RLIMIT_NOFILE,
         OPT_RLIMIT_NPROC,
         OPT_NO_NEW_PRIVS,
+        OPT_DROP_CAPS,
         OPT_USER,
         OPT_GROUP,
         OPT_UNSHARE_MOUNT,
@@ -33,6 +34,8 @@ enum {
         OPT_PRIVATE_TMP,
         OPT_READ_ONLY,
         OPT_WRITABLE,
+        OPT_MASK,
+        OPT_PROTECT_KERNEL,
         OPT_CGROUP,
         OPT_OOM_SCORE_ADJ,
         OPT_STATUS_FD,
@@ -48,6 +51,7 @@ static const struct option long_options[] = {
         {"rlimit-nofile", required_argument, NULL, OPT_RLIMIT_NOFILE},
         {"rlimit-nproc", required_argument, NULL, OPT_RLIMIT_NPROC},
         {"no-new-privs", no_argument, NULL, OPT_NO_NEW_PRIVS},
+        {"drop-capabilities", required_argument, NULL, OPT_DROP_CAPS},
         {"user", required_argument, NULL, OPT_USER},
         {"group", required_argument, NULL, OPT_GROUP},
         {"unshare-mount", no_argument, NULL, OPT_UNSHARE_MOUNT},
@@ -58,6 +62,8 @@ static const struct option long_options[] = {
         {"private-tmp", no_argument, NULL, OPT_PRIVATE_TMP},
         {"read-only", required_argument, NULL, OPT_READ_ONLY},
         {"writable", required_argument, NULL, OPT_WRITABLE},
+        {"mask", required_argument, NULL, OPT_MASK},
+        {"protect-kernel", no_argument, NULL, OPT_PROTECT_KERNEL},
         {"cgroup", required_argument, NULL, OPT_CGROUP},
         {"oom-score-adj", required_argument, NULL, OPT_OOM_SCORE_ADJ},
         {"status-fd", required_argument, NULL, OPT_STATUS_FD},
@@ -111,6 +117,9 @@ static void usage(void)
               "  --rlimit-cpu SECONDS   --rlimit-as BYTES   --rlimit-nofile N   --rlimit-nproc N\n"
               "                         soft and hard limits; the core size is always 0\n"
               "  --no-new-privs         set no_new_privs\n"
+              "  --drop-capabilities MASK\n"
+              "                         drop these capabilities (hex, bit N = capability N) from\n"
+              "                         every set, the bounding set included\n"
               "  --user USER|UID        run as this user (default group: the user's own)\n"
               "  --group GROUP|GID      run with this group\n"
               "  --unshare-mount --unshare-pid --unshare-ipc --unshare-uts --unshare-net\n"
@@ -118,6 +127,10 @@ static void usage(void)
               "  --private-tmp          empty tmpfs on /tmp and /var/tmp (needs --unshare-mount)\n"
               "  --read-only PATH       PATH and all mounts below it read-only (repeatable)\n"
               "  --writable PATH        PATH writable again under a read-only parent (repeatable)\n"
+              "  --mask PATH            hide PATH behind an empty view; --writable paths below\n"
+              "                         it stay (repeatable)\n"
+              "  --protect-kernel       /sys and /proc's kernel knobs read-only, no cgroupfs,\n"
+              "                         a /dev without disks\n"
               "  --cgroup DIR           join the cgroup DIR before anything else (repeatable)\n"
               "  --oom-score-adj N      oom_score_adj N (0 to 1000), inherited by PROGRAM's "
               "children\n"
@@ -216,7 +229,9 @@ void helper_options_parse(HelperOptions *o, int argc, char **argv)
         o->cgroups = calloc(max, sizeof(*o->cgroups));
         o->mounts.read_only = calloc(max, sizeof(*o->mounts.read_only));
         o->mounts.writable = calloc(max, sizeof(*o->mounts.writable));
-        if (!o->env || !o->cgroups || !o->mounts.read_only || !o->mounts.writable)
+        o->mounts.masks = calloc(max, sizeof(*o->mounts.masks));
+        if (!o->env || !o->cgroups || !o->mounts.read_only || !o->mounts.writable ||
+            !o->mounts.masks)
                 helper_die(ENOMEM, "parse the command line");
 
         while ((c = getopt_long(argc, argv, "+", long_options, &opt_index)) != -1) {
@@ -238,6 +253,16 @@ void helper_options_parse(HelperOptions *o, int argc, char **argv)
                 case OPT_NO_NEW_PRIVS:
                         o->no_new_privs = true;
                         break;
+                case OPT_DROP_CAPS: {
+                        char *end;
+
+                        errno = 0;
+                        o->drop_caps = strtoull(optarg, &end, 16);
+                        if (errno != 0 || end == optarg || *end != '\0')
+                                helper_die(0, "usage: --drop-capabilities: '%s' is not a hex mask",
+                                           optarg);
+                        break;
+                }
                 case OPT_USER:
                         o->user = optarg;
                         break;
@@ -265,6 +290,13 @@ void helper_options_parse(HelperOptions *o, int argc, char **argv)
                         check_absolute("writable", optarg);
                         o->mounts.writable[o->mounts.n_writable++] = optarg;
                         break;
+                case OPT_MASK:
+                        check_absolute("mask", optarg);
+                        o->mounts.masks[o->mounts.n_masks++] = optarg;
+                        break;
+                case OPT_PROTECT_KERNEL:
+                        o->mounts.protect_kernel = true;
+                        break;
                 case OPT_CGROUP:
                         check_absolute("cgroup", optarg);
                         o->cgroups[o->n_cgroups++] = optarg;
@@ -290,8 +322,9 @@ void helper_options_parse(HelperOptions *o, int argc, char **argv)
                 helper_die(0, "usage: no PROGRAM given (see --help)");
         o->command = argv + optind;
         if (!(o->unshare & CLONE_NEWNS) &&
-            (o->mounts.private_tmp || o->mounts.n_read_only > 0 || o->mounts.n_writable > 0))
-                helper_die(0, "usage: --private-tmp, --read-only and --writable need "
-                              "--unshare-mount");
+            (o->mounts.private_tmp || o->mounts.n_read_only > 0 || o->mounts.n_writable > 0 ||
+             o->mounts.n_masks > 0 || o->mounts.protect_kernel))
+                helper_die(0, "usage: --private-tmp, --read-only, --writable, --mask and "
+                              "--protect-kernel need --unshare-mount");
         o->mounts.fresh_proc = (o->unshare & CLONE_NEWNS) && (o->unshare & CLONE_NEWPID);
 }

@@ -172,10 +172,16 @@ int main(int argc, char **argv)
          * the supervisor, and while still privileged, so that they may
          * exceed the current hard limits. */
         check_step(sandbox_steps_rlimits(o.rlimits, o.n_rlimits, &e), &e);
+        /* The bounding set needs CAP_SETPCAP, which the identity change
+         * takes away from a user other than root. */
+        check_step(sandbox_steps_caps_bound(o.drop_caps, &e), &e);
 
         /* Credentials go last among the privileged steps: mounts, cgroups
          * and limits above all need root. */
         check_step(sandbox_steps_identity(&id, &e), &e);
+        /* After the identity change, which needs CAP_SETUID and
+         * CAP_SETGID, and before no_new_privs and the exec. */
+        check_step(sandbox_steps_caps_drop(o.drop_caps, &e), &e);
         /* no_new_privs only changes what execve() may grant, so it does not
          * hinder the identity change above; it is set once nothing but the
          * exec of PROGRAM is left. */

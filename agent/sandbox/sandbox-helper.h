@@ -19,8 +19,12 @@ typedef struct HelperMounts {
         size_t n_read_only;
         const char **writable; /* absolute paths */
         size_t n_writable;
+        const char **masks; /* absolute paths hidden behind an empty view */
+        size_t n_masks;
         bool private_tmp;
-        bool fresh_proc; /* mount a /proc that shows the new pid namespace */
+        bool protect_kernel; /* /sys and /proc's kernel knobs read-only, no cgroupfs, a
+                              * /dev without disks */
+        bool fresh_proc;     /* mount a /proc that shows the new pid namespace */
 } HelperMounts;
 
 /* The limits the command line can set, besides the core size. */
@@ -34,6 +38,7 @@ typedef struct HelperOptions {
         SandboxRlimit rlimits[HELPER_MAX_RLIMITS];
         size_t n_rlimits;
         bool no_new_privs;
+        uint64_t drop_caps; /* bit N = capability N */
         bool die_with_parent;
         const char *user;
         const char *group;

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -213,6 +214,43 @@ int sandbox_steps_identity(const SandboxIdentity *id, SandboxStepError *e)
                 return step_fail_num(e, "setresgid ", id->gid, errno);
         if (id->set_uid && syscall(SYS_setresuid, id->uid, id->uid, id->uid) < 0)
                 return step_fail_num(e, "setresuid ", id->uid, errno);
+        return 0;
+}
+
+int sandbox_steps_caps_bound(uint64_t mask, SandboxStepError *e)
+{
+        for (unsigned n = 0; n < 64; n++) {
+                if (!((mask >> n) & 1))
+                        continue;
+                /* EINVAL: a capability newer than this kernel, which no
+                 * process can hold. */
+                if (prctl(PR_CAPBSET_DROP, (unsigned long)n, 0, 0, 0) < 0 && errno != EINVAL)
+                        return step_fail_num(e, "drop capability ", n, errno);
+        }
+        return 0;
+}
+
+int sandbox_steps_caps_drop(uint64_t mask, SandboxStepError *e)
+{
+        struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+        struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+        if (mask == 0)
+                return 0;
+        /* The ambient set (Linux 4.3 and later; EINVAL before: none). */
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+                return step_fail(e, "clear ambient capabilities", errno);
+        if (syscall(SYS_capget, &hdr, data) < 0)
+                return step_fail(e, "capget", errno);
+        for (unsigned i = 0; i < _LINUX_CAPABILITY_U32S_3; i++) {
+                uint32_t keep = ~(uint32_t)(mask >> (32 * i));
+
+                data[i].effective &= keep;
+                data[i].permitted &= keep;
+                data[i].inheritable &= keep;
+        }
+        if (syscall(SYS_capset, &hdr, data) < 0)
+                return step_fail(e, "capset", errno);
         return 0;
 }
 

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -61,6 +62,17 @@ int sandbox_steps_rlimits(const SandboxRlimit *l, size_t n, SandboxStepError *e)
 /* Groups, then the group id, then the user id: each step needs the
  * privilege that the next one gives up. */
 int sandbox_steps_identity(const SandboxIdentity *id, SandboxStepError *e);
+
+/* Drop the capabilities of mask (bit N = capability N) from the bounding
+ * set, so that no execve() can give them back, not even to root; a
+ * capability this kernel does not know is skipped. Needs CAP_SETPCAP, so it
+ * comes before sandbox_steps_identity(). */
+int sandbox_steps_caps_bound(uint64_t mask, SandboxStepError *e);
+
+/* After sandbox_steps_identity(): drop mask from the effective, permitted
+ * and inheritable sets too, and clear the ambient set, so that nothing
+ * before the exec holds them either. */
+int sandbox_steps_caps_drop(uint64_t mask, SandboxStepError *e);
 
 int sandbox_steps_no_new_privs(SandboxStepError *e);
 

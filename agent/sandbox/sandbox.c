@@ -168,8 +168,13 @@ static const struct {
         {"--unshare-net", offsetof(struct ConfigSandbox, network_namespace), "net"},
 };
 
-static bool namespace_on(const struct ConfigSandbox *cfg, size_t i)
+/* Whether the run gets namespace i: the agent's downloads keep the
+ * network whatever network_namespace says. */
+static bool namespace_on(const struct ConfigSandbox *cfg, const SandboxRun *run, size_t i)
 {
+        if (run->keep_network &&
+            namespaces[i].offset == offsetof(struct ConfigSandbox, network_namespace))
+                return false;
         return *(const bool *)((const char *)cfg + namespaces[i].offset);
 }
 
@@ -217,19 +222,33 @@ static int build_helper_argv(const struct ConfigSandbox *cfg, const SandboxRun *
             (r = strvec_pushf(argv, "--oom-score-adj=%d", SANDBOX_OOM_SCORE_ADJ)) < 0)
                 return r;
         for (size_t i = 0; i < ELEMENTSOF(namespaces); i++)
-                if (namespace_on(cfg, i) && (r = strvec_push(argv, namespaces[i].option)) < 0)
+                if (namespace_on(cfg, run, i) && (r = strvec_push(argv, namespaces[i].option)) < 0)
                         return r;
-        if (cfg->mount_namespace) {
+        if (cfg->mount_namespace && cfg->read_only_root) {
                 /* "A script cannot write outside its directories": all of /
                  * read-only, then its own directories and a private /tmp. */
                 if ((r = strvec_push(argv, "--private-tmp")) < 0 ||
-                    (r = strvec_push(argv, "--read-only=/")) < 0 ||
-                    (r = push_writable(argv, run)) < 0)
+                    (r = strvec_push(argv, "--read-only=/")) < 0)
                         return r;
         }
+        /* The script's directories are bound even on a writable /: the
+         * masks of the agent's storage keep them. */
+        if (cfg->mount_namespace && (r = push_writable(argv, run)) < 0)
+                return r;
+        for (size_t i = 0; cfg->hide_agent && i < run->n_agent_paths; i++)
+                if ((r = strvec_pushf(argv, "--mask=%s", run->agent_paths[i])) < 0)
+                        return r;
+        for (size_t i = 0; i < cfg->hide_paths.n; i++)
+                if ((r = strvec_pushf(argv, "--mask=%s", cfg->hide_paths.items[i])) < 0)
+                        return r;
+        if (cfg->protect_kernel && (r = strvec_push(argv, "--protect-kernel")) < 0)
+                return r;
         for (size_t i = 0; i < n_rl; i++)
                 if ((r = strvec_pushf(argv, "--rlimit-%s=%" PRIu64, rl_names[i], rl_values[i])) < 0)
                         return r;
+        if (cfg->drop_capabilities &&
+            (r = strvec_pushf(argv, "--drop-capabilities=%" PRIx64, cfg->drop_capabilities)) < 0)
+                return r;
         if (!identity_is_root(cfg) && ((r = strvec_pushf(argv, "--user=%s", cfg->user)) < 0 ||
                                        (r = strvec_pushf(argv, "--group=%s", cfg->group)) < 0))
                 return r;
@@ -251,8 +270,11 @@ bool sandbox_uses_helper(const struct ConfigSandbox *cfg, const SandboxRun *run)
                 return false;
         if (run->force_helper)
                 return true;
+        if ((cfg->hide_agent && run->n_agent_paths > 0) || cfg->hide_paths.n > 0 ||
+            cfg->protect_kernel)
+                return true;
         for (size_t i = 0; i < ELEMENTSOF(namespaces); i++)
-                if (namespace_on(cfg, i))
+                if (namespace_on(cfg, run, i))
                         return true;
         return false;
 }
@@ -327,9 +349,16 @@ int sandbox_describe(const struct ConfigSandbox *cfg, const SandboxRun *run, cha
                 return 0;
         }
 
-        r = strbuf_printf(&b, "sandbox: user=%s group=%s", cfg->user, cfg->group);
+        r = strbuf_puts(&b, "sandbox: ");
+        if (r >= 0 && cfg->profile != CONFIG_PROFILE_COMPATIBLE)
+                r = strbuf_printf(&b, "profile=%s ", config_profile_name(cfg->profile));
+        if (r >= 0)
+                r = strbuf_printf(&b, "user=%s group=%s", cfg->user, cfg->group);
         if (r >= 0 && cfg->no_new_privs)
                 r = strbuf_puts(&b, " no_new_privs");
+        if (r >= 0 && cfg->drop_capabilities)
+                r = strbuf_printf(&b, " drop_capabilities=%d",
+                                  __builtin_popcountll(cfg->drop_capabilities));
         if (r >= 0)
                 r = strbuf_puts(&b, " rlimits=");
         for (size_t i = 0; r >= 0 && i < n_rl; i++)
@@ -337,7 +366,7 @@ int sandbox_describe(const struct ConfigSandbox *cfg, const SandboxRun *run, cha
         if (r >= 0)
                 r = strbuf_puts(&b, "core:0 namespaces=");
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(namespaces); i++)
-                if (namespace_on(cfg, i)) {
+                if (namespace_on(cfg, run, i)) {
                         r = strbuf_printf(&b, "%s%s", sep, namespaces[i].name);
                         sep = ",";
                 }
@@ -350,9 +379,15 @@ int sandbox_describe(const struct ConfigSandbox *cfg, const SandboxRun *run, cha
                 n_writable = w.n;
                 strvec_done(&w);
                 if (r >= 0)
-                        r = strbuf_printf(&b, " mounts=read-only:/,private-tmp,writable:%zu",
+                        r = strbuf_printf(&b, " mounts=%swritable:%zu",
+                                          cfg->read_only_root ? "read-only:/,private-tmp," : "",
                                           n_writable);
         }
+        if (r >= 0 && (cfg->hide_agent || cfg->hide_paths.n > 0))
+                r = strbuf_printf(&b, " hidden=%zu",
+                                  (cfg->hide_agent ? run->n_agent_paths : 0) + cfg->hide_paths.n);
+        if (r >= 0 && cfg->protect_kernel)
+                r = strbuf_puts(&b, " protect_kernel");
         if (r >= 0)
                 r = strbuf_printf(&b, " cgroups=%zu env=", run->n_cgroups);
         if (r >= 0)

@@ -29,6 +29,9 @@ typedef struct SandboxRun {
         const char *const *writable; /* directories the script may write when the mount
                                       * namespace is on (the workdir always may) */
         size_t n_writable;
+        const char *const *agent_paths; /* the agent's storage and config files, hidden
+                                         * from the script with hide_agent */
+        size_t n_agent_paths;
         const char *const *cgroups; /* cgroup directories to join, from cgroup_run_dirs() */
         size_t n_cgroups;
         bool cgroups_at_spawn;        /* the spawn starts the helper inside cgroups[] already
@@ -40,6 +43,8 @@ typedef struct SandboxRun {
         int proc_fd;                  /* in process: the child's descriptor of /proc for that
                                        * (closed before the exec); 0 = open /proc by path */
         bool force_helper;            /* use the helper even where the in-process path would do */
+        bool keep_network;            /* the command needs the network: no network namespace
+                                       * (the agent's downloads of plan files) */
         const char *const *command;   /* program and arguments, NULL-terminated, not empty */
 } SandboxRun;
 
@@ -53,9 +58,9 @@ typedef struct SandboxCommand {
                           * (sandbox_direct_new() in sandbox-direct.h) */
 } SandboxCommand;
 
-/* Whether the run needs the helper as a separate program: a namespace (and
- * so the mounts), a cgroup to join (v1, or v2 on a kernel that cannot start
- * a process inside it), or run->force_helper. Everything else (rlimits,
+/* Whether the run needs the helper as a separate program: a namespace or a
+ * mount option (hide_agent, hide_paths, protect_kernel), a cgroup to join (v1, or v2 on a kernel
+ * that cannot start a process inside it), or run->force_helper. Everything else (rlimits,
  * no_new_privs, user and group, environment, working directory, the status
  * line) the agent's child applies itself, with the same code
  * (sandbox-steps.c). False when the sandbox is off. */
@@ -64,8 +69,9 @@ bool sandbox_uses_helper(const struct ConfigSandbox *cfg, const SandboxRun *run)
 /* Build the command for one run. With cfg->enabled and
  * sandbox_uses_helper() the result is
  *   helper --die-with-parent [--status-fd N] [--cgroup DIR]... [--unshare-*]...
- *   [--private-tmp --read-only / --writable DIR...] [--rlimit-* N]...
- *   [--user U --group G] [--no-new-privs] [--chdir DIR] --env NAME=VALUE... -- command...
+ *   [[--private-tmp --read-only /] --writable DIR...] [--mask PATH]... [--protect-kernel]
+ *   [--rlimit-* N]... [--drop-capabilities MASK] [--user U --group G] [--no-new-privs]
+ *   [--chdir DIR] --env NAME=VALUE... -- command...
  * with an empty envp: the script's environment travels in --env, computed by
  * sandbox_environment(). --user and --group are left out when both name
  * root: the agent runs as root, so the script keeps its identity, as in the
@@ -73,7 +79,10 @@ bool sandbox_uses_helper(const struct ConfigSandbox *cfg, const SandboxRun *run)
  * agent started the helper inside the run's cgroup. With cfg->enabled but
  * no need for the helper, argv is the command, envp the clean environment
  * and in_process is set. Without cfg->enabled the command is run as the
- * reference runs it: argv is the command and envp the agent's whole environment. Returns 0 or
+ * reference runs it: argv is the command and envp the agent's whole environment. The
+ * masks are run->agent_paths (with cfg->hide_agent), then cfg->hide_paths;
+ * without mount_namespace they still go to the helper, which refuses them:
+ * a protection asked for is never dropped quietly. Returns 0 or
  * -ENOMEM, or -EINVAL when run->command or run->helper is missing. *ret is written only on success.
  */
 int sandbox_build(const struct ConfigSandbox *cfg, const SandboxRun *run, SandboxCommand **ret);
@@ -108,3 +117,10 @@ int sandbox_helper_path(char **ret);
 /* The home directory of user (a name or a number) from the passwd database.
  * Returns 0, -ENOENT when there is no such user, or a negative errno. */
 int sandbox_user_home(const char *user, char **ret);
+
+/* Whether the user and group scripts run as (cfg->user and group, as
+ * sandbox_build() applies them: root:root changes nothing and gives 0) may
+ * read path, by its owner, group and mode bits (the directories above it
+ * are not considered). Returns 1, 0, or a negative errno (-ENOENT also for
+ * a user or group that does not exist). */
+int sandbox_user_may_read(const struct ConfigSandbox *cfg, const char *path);
