@@ -469,6 +469,24 @@ START_TEST(test_ack_after_loss_drops_the_copy)
 }
 END_TEST
 
+/* A result that is no JSON object (a damaged result.json) is dropped, not
+ * published, and the plan behind it runs and is answered. */
+START_TEST(test_result_not_a_document_dropped)
+{
+        char ts[JOURNAL_TS_MAX];
+
+        ck_assert_int_eq(journal_put_answer(d.journal, "[1]", 3, ts), 0);
+        deliver_quick("a");
+        run_until(settled_result_and_plan, "a waits behind the damaged result");
+        connect_ready();
+        run_until(published_1, "a's result is published");
+        expect_result(1, "a", 0);
+        confirm(1, TRANSPORT_CONFIRM_ACK);
+        run_until(settled_empty, "both entries are gone");
+        expect_log((const char *[]){"ack 1", "publish a to results as #1", NULL});
+}
+END_TEST
+
 /* SIGTERM while a plan runs: the script is killed, the plan is answered as
  * interrupted, and that result is published and confirmed before the
  * transport stops. The plan behind it stays pending for the next start,
@@ -505,6 +523,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_nack_publishes_again);
         tcase_add_test(tc, test_reconnect_publishes_again);
         tcase_add_test(tc, test_ack_after_loss_drops_the_copy);
+        tcase_add_test(tc, test_result_not_a_document_dropped);
         tcase_add_test(tc, test_stop_mid_plan);
 }
 

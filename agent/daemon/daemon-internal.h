@@ -71,6 +71,7 @@ typedef enum DaemonPubLane {
         PUB_IDLE,       /* free: the next unsent result may be published */
         PUB_CONFIRMING, /* published as publish_seq; its confirm is awaited */
         PUB_REMOVING,   /* confirmed: its WORK_REMOVE item is on the pool */
+        PUB_DROPPING,   /* the result is no document: its WORK_DROP item is on the pool */
 } DaemonPubLane;
 
 /* The transport calls the daemon makes once the transport is started, as
@@ -130,6 +131,7 @@ typedef struct Daemon {
         uint64_t publish_seq;        /* PUB_CONFIRMING: the confirm awaited */
 
         unsigned work_in_flight;    /* uv_work_t items not yet completed */
+        unsigned drops_in_flight;   /* of them WORK_DROP: no plan starts meanwhile */
         struct DaemonWork *stalled; /* work waiting for the retry timer (disk errors) */
         /* The last delivery stored by this process, as journal_load_plan()
          * would read it back from entry held_ts, kept for the checks so

@@ -201,16 +201,32 @@ static void plan_lane_free(Daemon *d)
         plan_lane_move(d, PLAN_IDLE, NULL);
 }
 
+/* Whether the publish lane may move from one step to another. */
+static bool pub_lane_may(DaemonPubLane from, DaemonPubLane to)
+{
+        switch (to) {
+        case PUB_CONFIRMING:
+        case PUB_DROPPING:
+                return from == PUB_IDLE;
+        case PUB_REMOVING:
+                return from == PUB_CONFIRMING;
+        case PUB_IDLE:
+        default:
+                return true;
+        }
+}
+
 /* The one place the publish lane moves: from idle to awaiting the confirm
- * of entry ts's result, on to its removal, or back to idle from either,
- * when the next result may be published. */
+ * of entry ts's result (or to dropping entry ts, whose result is no
+ * document), from the confirm on to the removal, and back to idle from any
+ * step, when the next result may be published. */
 static void pub_lane_move(Daemon *d, DaemonPubLane to, const char *ts)
 {
-        assert(to == PUB_IDLE || to == d->pub + 1);
+        assert(pub_lane_may(d->pub, to));
         d->pub = to;
         if (to == PUB_IDLE)
                 d->pub_ts[0] = '\0';
-        else if (to == PUB_CONFIRMING)
+        else if (ts)
                 snprintf(d->pub_ts, sizeof(d->pub_ts), "%s", ts);
 }
 
@@ -220,6 +236,38 @@ static void pub_lane_free(Daemon *d)
 }
 
 static void on_plan_done(Runner *r, json_t *result, void *userdata);
+
+/* Remove entry ts without a record, on the pool: the journal's calls that
+ * change the disk may wait for another's fsync, and the loop must not.
+ * No plan starts until it is gone (daemon_pump), so that the entry is not
+ * taken up meanwhile. */
+static int drop_entry(Daemon *d, const char *ts)
+{
+        DaemonWork *w = daemon_work_new(WORK_DROP, ts);
+        int rc = w ? daemon_queue_work(d, w) : -ENOMEM;
+
+        if (rc < 0) {
+                daemon_work_free(w);
+                return rc;
+        }
+        d->drops_in_flight++;
+        return 0;
+}
+
+static void after_drop(Daemon *d, DaemonWork *w)
+{
+        d->drops_in_flight--;
+        if (w->rc < 0)
+                log_warning(NULL, "cannot remove entry %s: %s", w->ts, strerror(-w->rc));
+        /* A result that was not a document (publish_result) frees the
+         * publish lane only now, or it would be picked up again. */
+        if (d->pub == PUB_DROPPING && streq(d->pub_ts, w->ts))
+                pub_lane_free(d);
+        if (w->rc < 0)
+                retry_later(d);
+        else
+                daemon_pump(d);
+}
 
 static void after_store(Daemon *d, DaemonWork *w)
 {
@@ -266,10 +314,12 @@ static void after_store(Daemon *d, DaemonWork *w)
         if (rc == -ENOTCONN && !plan_lane_has(d, w->ts)) {
                 /* The connection that delivered it has gone, so the broker
                  * delivers it again: keep one copy, not two. */
-                journal_remove(d->journal, w->ts, false);
                 log_info(NULL,
                          "connection lost before the ack of entry %s; the broker redelivers it",
                          w->ts);
+                rc = drop_entry(d, w->ts);
+                if (rc < 0)
+                        log_error(NULL, "cannot remove entry %s: %s", w->ts, strerror(-rc));
         } else {
                 if (rc < 0)
                         log_warning(NULL, "ack of entry %s failed: %s", w->ts, strerror(-rc));
@@ -384,6 +434,10 @@ static void after_work(uv_work_t *req, int status)
         case WORK_RESULT:
                 after_result(d, w);
                 break;
+        case WORK_DROP:
+                after_drop(d, w);
+                daemon_work_free(w);
+                break;
         case WORK_SPACE:
                 daemon_space_checked(d, w);
                 daemon_work_free(w);
@@ -426,8 +480,8 @@ static int publish_result(Daemon *d, const char *ts)
         res = pyjson_loadb(text, len, 0, NULL);
         if (!json_is_object(res)) {
                 log_error(NULL, "entry %s: result.json is not a JSON object; dropping it", ts);
-                journal_remove(d->journal, ts, false);
-                return 1;
+                rc = drop_entry(d, ts);
+                return rc < 0 ? rc : 1;
         }
         mid = id_text(json_object_get(res, "SourceID"));
         /* AMQP short strings hold 255 bytes; the engine matches results by
@@ -508,13 +562,15 @@ static bool pump_result(Daemon *d, const char *ts)
         rc = publish_result(d, ts);
         if (rc == 0)
                 return true;
-        if (rc < 0) {
-                log_warning(NULL, "cannot publish the result of entry %s: %s", ts, strerror(-rc));
-                if (rc != -ENOTCONN)
-                        retry_later(d);
+        if (rc > 0) {
+                /* A result that was not a document: the lane waits for its drop. */
+                pub_lane_move(d, PUB_DROPPING, ts);
                 return false;
         }
-        return true; /* a result that was not a document, dropped: look again */
+        log_warning(NULL, "cannot publish the result of entry %s: %s", ts, strerror(-rc));
+        if (rc != -ENOTCONN)
+                retry_later(d);
+        return false;
 }
 
 /* Once the daemon has been idle this long after some work, the free
@@ -588,7 +644,7 @@ void daemon_pump(Daemon *d)
                 case JOURNAL_INTERRUPTED:
                         /* The plan lane's own entry is PENDING while it is
                          * checked: the lane is busy then, and this waits. */
-                        if (d->plan != PLAN_IDLE)
+                        if (d->plan != PLAN_IDLE || d->drops_in_flight > 0)
                                 return;
                         if (daemon_stop_requested(d)) {
                                 /* Plans wait in the journal for the next start. */

@@ -344,7 +344,8 @@ void daemon_work_run(uv_work_t *req)
                 w->rc = journal_put_result(w->d->journal, w->ts, w->text, w->len);
                 break;
         case WORK_REMOVE:
-                w->rc = journal_remove(w->d->journal, w->ts, true);
+        case WORK_DROP:
+                w->rc = journal_remove(w->d->journal, w->ts, w->kind == WORK_REMOVE);
                 break;
         case WORK_SPACE:
                 w->rc = journal_space(w->d->journal, &w->space);

@@ -20,6 +20,7 @@ typedef enum WorkKind {
         WORK_INTERRUPTED, /* an entry that was running when the agent died */
         WORK_RESULT,      /* a finished plan's result: journal_put_result */
         WORK_REMOVE,      /* a confirmed result: journal_remove with a done record */
+        WORK_DROP,        /* an entry that goes without a record: journal_remove */
         WORK_SPACE,       /* the storage was full: journal_space, has room come back? */
 } WorkKind;
 

@@ -426,9 +426,9 @@ int journal_done_lookup(Journal *j, const json_t *plan_id, char **ret_result_tex
         r = id_name(plan_id, name);
         if (r < 0)
                 return r;
-        pthread_mutex_lock(&j->lock);
+        pthread_mutex_lock(&j->io);
         r = lookup_locked(j, name, plan_id, ret_result_text);
-        pthread_mutex_unlock(&j->lock);
+        pthread_mutex_unlock(&j->io);
         return r;
 }
 
@@ -440,8 +440,8 @@ int journal_done_lookup_delivery(Journal *j, const void *body, size_t len, char 
         r = delivery_name(body, len, name);
         if (r < 0)
                 return r;
-        pthread_mutex_lock(&j->lock);
+        pthread_mutex_lock(&j->io);
         r = lookup_locked(j, name, NULL, ret_result_text);
-        pthread_mutex_unlock(&j->lock);
+        pthread_mutex_unlock(&j->io);
         return r;
 }

@@ -92,73 +92,132 @@ static bool entry_has(Journal *j, const char *ts, const char *file)
         return journal_exists_at(j, j->plans_fd, path);
 }
 
+/* What the disk holds of entry ts, looked at without the lock: false when
+ * it is no entry (only directories are: a file with an entry's name is
+ * left alone, as the reference leaves it). */
+static bool entry_look(Journal *j, const char *ts, JournalIndexEntry *ret)
+{
+        struct stat st;
+
+        if (j->ops.fstatat(j->plans_fd, ts, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+                return false;
+        *ret = (JournalIndexEntry){.plan = entry_has(j, ts, JOURNAL_PLAN_FILE),
+                                   .running = entry_has(j, ts, JOURNAL_RUNNING_FILE),
+                                   .result = entry_has(j, ts, JOURNAL_RESULT_FILE)};
+        return true;
+}
+
 void journal_index_probe(Journal *j, const char *ts)
 {
-        JournalIndexEntry *e;
-        struct stat st;
-        bool known;
+        JournalIndexEntry look, *e;
+        bool there = entry_look(j, ts, &look), known;
 
-        /* Only directories are entries (a file with an entry's name is
-         * left alone, as the reference leaves it). */
-        if (j->ops.fstatat(j->plans_fd, ts, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) {
+        pthread_mutex_lock(&j->lock);
+        if (!there) {
                 journal_index_drop(j, ts);
-                return;
+                goto out;
         }
         known = journal_index_get(j, ts) != NULL;
         e = journal_index_add(j, ts);
         if (!e)
-                return;
-        e->plan = entry_has(j, ts, JOURNAL_PLAN_FILE);
-        e->running = entry_has(j, ts, JOURNAL_RUNNING_FILE);
+                goto out;
+        e->plan = look.plan;
+        e->running = look.running;
         /* A running entry met for the first time may hold any Stamp. */
         if (!known && e->running)
                 e->stamp = JOURNAL_STAMP_UNKNOWN;
-        e->result = entry_has(j, ts, JOURNAL_RESULT_FILE);
+        e->result = look.result;
         e->id_known = false;
+out:
+        pthread_mutex_unlock(&j->lock);
+}
+
+static int index_cmp(const void *a, const void *b)
+{
+        return strcmp(((const JournalIndexEntry *)a)->ts, ((const JournalIndexEntry *)b)->ts);
+}
+
+/* The entries a listing of plans/ finds, sorted, looked at without the
+ * lock. Returns 0 or -errno. */
+static int index_list(Journal *j, JournalIndexEntry **ret, size_t *ret_n)
+{
+        _cleanup_free_ JournalIndexEntry *v = NULL;
+        size_t n = 0, cap = 0;
+        DIR *d;
+        int r;
+
+        r = journal_list_open(j, j->plans_fd, &d);
+        if (r < 0)
+                return r;
+        for (struct dirent *de; (errno = 0, de = readdir(d));) {
+                JournalIndexEntry e;
+
+                if (!journal_ts_valid(de->d_name) || !entry_look(j, de->d_name, &e))
+                        continue;
+                if (n == cap) {
+                        JournalIndexEntry *p = realloc(v, (cap ? cap * 2 : 16) * sizeof(*p));
+
+                        if (!p) {
+                                errno = ENOMEM;
+                                break;
+                        }
+                        v = p;
+                        cap = cap ? cap * 2 : 16;
+                }
+                e.stamp = e.running ? JOURNAL_STAMP_UNKNOWN : JOURNAL_STAMP_NONE;
+                snprintf(e.ts, sizeof(e.ts), "%.20s", de->d_name);
+                v[n++] = e;
+        }
+        r = errno != 0 ? -errno : 0;
+        closedir(d);
+        if (r < 0)
+                return r;
+        if (n > 1)
+                qsort(v, n, sizeof(*v), index_cmp);
+        *ret = TAKE_PTR(v);
+        *ret_n = n;
+        return 0;
 }
 
 int journal_index_fresh(Journal *j)
 {
-        JournalIndexEntry *old = j->index;
-        size_t n_old = j->n_index, cap_old = j->cap_index;
-        DIR *d;
+        JournalIndexEntry *v = NULL;
+        size_t n = 0;
         int r;
 
-        if (!j->index_stale)
+        if (!journal_index_is_stale(j))
                 return 0;
-        r = journal_list_open(j, j->plans_fd, &d);
+        r = index_list(j, &v, &n);
         if (r < 0)
-                return r;
-        /* Start empty; what journal_begin() marked, and the stamps the
-         * entries took, are carried over. */
-        j->index = NULL;
-        j->n_index = j->cap_index = 0;
-        j->index_stale = false;
-        for (struct dirent *de; (errno = 0, de = readdir(d));)
-                if (journal_ts_valid(de->d_name))
-                        journal_index_probe(j, de->d_name);
-        r = errno != 0 ? -errno : 0;
-        closedir(d);
-        for (size_t i = 0; i < n_old; i++) {
-                JournalIndexEntry *e = journal_index_get(j, old[i].ts);
+                return r; /* still stale: the next call tries again */
+        /* What journal_begin() marked, and the stamps the entries took,
+         * are carried over. */
+        pthread_mutex_lock(&j->lock);
+        for (size_t i = 0; i < n; i++) {
+                const JournalIndexEntry *old = journal_index_get(j, v[i].ts);
 
-                if (!e)
+                if (!old)
                         continue;
-                e->begun = old[i].begun;
-                if (e->running && old[i].running)
-                        e->stamp = old[i].stamp;
+                v[i].begun = old->begun;
+                if (v[i].running && old->running)
+                        v[i].stamp = old->stamp;
         }
-        if (r < 0 || j->index_stale) {
-                /* Keep the old one, marked stale: the next call tries again. */
-                free(j->index);
-                j->index = old;
-                j->n_index = n_old;
-                j->cap_index = cap_old;
-                j->index_stale = true;
-                return r < 0 ? r : -ENOMEM;
-        }
-        free(old);
+        free(j->index);
+        j->index = v;
+        j->n_index = j->cap_index = n;
+        j->index_stale = false;
+        pthread_mutex_unlock(&j->lock);
         return 0;
+}
+
+bool journal_index_is_stale(Journal *j)
+{
+        bool stale;
+
+        pthread_mutex_lock(&j->lock);
+        stale = j->index_stale;
+        pthread_mutex_unlock(&j->lock);
+        return stale;
 }
 
 bool journal_index_state(const JournalIndexEntry *e, JournalState *ret)

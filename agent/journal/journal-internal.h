@@ -1,5 +1,6 @@
 /* Inside the journal: the object, and the helpers its files share. Every
- * helper here expects the caller to hold j->lock. */
+ * helper here expects the caller to hold j->io; those that change the
+ * index take j->lock themselves, or say that the caller holds it. */
 #pragma once
 
 #include <dirent.h>
@@ -68,6 +69,15 @@ typedef struct JournalIndexEntry {
 } JournalIndexEntry;
 
 struct Journal {
+        /* io: held by each call that changes or reads the files, for the
+         * whole call, fsyncs included, so that the disk is changed by one
+         * call at a time. lock: guards the index (the array, its size and
+         * staleness, and each entry's plan, running, result and begun),
+         * taken for moments only and never across file I/O. A writer
+         * holds io and takes lock only to change the index; the calls
+         * that answer from memory (journal_next(), journal_list()) take
+         * lock only, so that they never wait for the disk. */
+        pthread_mutex_t io;
         pthread_mutex_t lock;
         JournalOps ops;
         int plans_fd; /* <storage>/plans, flock'ed */
@@ -179,22 +189,28 @@ int journal_now(Journal *j, struct timespec *ret);
 
 /* --- journal-index.c: the entries in memory ------------------------------ */
 
-/* The entry named ts, or NULL. */
+/* The entry named ts, or NULL. The caller holds io (the entry stays
+ * where it is until the caller changes the index) or lock. */
 JournalIndexEntry *journal_index_get(Journal *j, const char *ts);
 
 /* The entry named ts, added with no files when it is new; NULL without
- * memory (the index is then marked stale). */
+ * memory (the index is then marked stale). The caller holds io and lock. */
 JournalIndexEntry *journal_index_add(Journal *j, const char *ts);
 
-/* Forget entry ts. */
+/* Forget entry ts. The caller holds io and lock. */
 void journal_index_drop(Journal *j, const char *ts);
 
 /* Read entry ts's files from the disk again, after a call that failed
- * half-way: the index then says what is really there. */
+ * half-way: the index then says what is really there. Takes lock for the
+ * change only. */
 void journal_index_probe(Journal *j, const char *ts);
 
-/* Rebuild a stale index from a listing of plans/. Returns 0 or -errno. */
+/* Rebuild a stale index from a listing of plans/: the listing without
+ * lock, the swap with it. Returns 0 or -errno. */
 int journal_index_fresh(Journal *j);
+
+/* Whether the index is stale, read under lock. */
+bool journal_index_is_stale(Journal *j);
 
 /* The state an entry is listed with; false when it is not listed (it has
  * neither plan.json nor result.json). */

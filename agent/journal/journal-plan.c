@@ -213,7 +213,7 @@ int journal_put_plan(Journal *j, const void *body, size_t body_len, const void *
         if (!buf)
                 return -ENOMEM;
 
-        pthread_mutex_lock(&j->lock);
+        pthread_mutex_lock(&j->io);
         /* The reserve for answers goes before any plan: while it cannot
          * be made whole, the disk counts as full, and room that pieces of
          * it left for answers is not taken by plans. */
@@ -236,9 +236,11 @@ int journal_put_plan(Journal *j, const void *body, size_t body_len, const void *
         r = journal_sync(j, j->plans_fd);
         if (r < 0)
                 goto fail;
+        pthread_mutex_lock(&j->lock);
         e = journal_index_add(j, ts);
         if (e)
                 e->plan = true;
+        pthread_mutex_unlock(&j->lock);
         memcpy(ret_ts, ts, JOURNAL_TS_MAX);
         goto out;
 
@@ -252,7 +254,7 @@ fail:
          * the plan that is still there, as a fresh start would. */
         journal_index_probe(j, ts);
 out:
-        pthread_mutex_unlock(&j->lock);
+        pthread_mutex_unlock(&j->io);
         return r;
 }
 
@@ -458,7 +460,7 @@ int journal_put_result(Journal *j, const char *ts, const char *text, size_t len)
 
         if (!journal_ts_valid(ts))
                 return -EINVAL;
-        pthread_mutex_lock(&j->lock);
+        pthread_mutex_lock(&j->io);
         entry_fd = journal_open_dir(j, j->plans_fd, ts);
         if (entry_fd < 0)
                 r = entry_fd;
@@ -469,16 +471,18 @@ int journal_put_result(Journal *j, const char *ts, const char *text, size_t len)
                 while (journal_reserve_retry(j, r));
         e = r == 0 ? journal_index_get(j, ts) : NULL;
         if (e) {
+                pthread_mutex_lock(&j->lock);
                 e->result = true;
+                pthread_mutex_unlock(&j->lock);
                 e->id_known = false;
         } else if (entry_fd >= 0) {
                 journal_index_probe(j, ts);
         }
-        pthread_mutex_unlock(&j->lock);
+        pthread_mutex_unlock(&j->io);
         return r;
 }
 
-/* An entry holding only result.json; the caller holds the lock. */
+/* An entry holding only result.json; the caller holds io. */
 static int answer_put(Journal *j, const char *text, size_t len, char ts[JOURNAL_TS_MAX])
 {
         _cleanup_close_ int entry_fd = -1;
@@ -499,9 +503,11 @@ static int answer_put(Journal *j, const char *text, size_t len, char ts[JOURNAL_
                 r = journal_sync(j, j->plans_fd);
         if (r < 0)
                 goto fail;
+        pthread_mutex_lock(&j->lock);
         e = journal_index_add(j, ts);
         if (e)
                 e->result = true;
+        pthread_mutex_unlock(&j->lock);
         return 0;
 fail:
         if (entry_fd >= 0)
@@ -516,11 +522,11 @@ int journal_put_answer(Journal *j, const char *text, size_t len, char ret_ts[JOU
         char ts[JOURNAL_TS_MAX];
         int r;
 
-        pthread_mutex_lock(&j->lock);
+        pthread_mutex_lock(&j->io);
         do
                 r = answer_put(j, text, len, ts);
         while (journal_reserve_retry(j, r));
-        pthread_mutex_unlock(&j->lock);
+        pthread_mutex_unlock(&j->io);
         if (r == 0)
                 memcpy(ret_ts, ts, JOURNAL_TS_MAX);
         return r;

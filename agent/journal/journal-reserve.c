@@ -94,7 +94,7 @@ int journal_space(Journal *j, JournalSpace *ret)
         struct statvfs sv;
         int r = 0;
 
-        pthread_mutex_lock(&j->lock);
+        pthread_mutex_lock(&j->io);
         r = journal_reserve_fill(j);
         if (r < 0 && r != -ENOSPC && r != -EDQUOT)
                 goto out;
@@ -110,6 +110,6 @@ int journal_space(Journal *j, JournalSpace *ret)
                 .reserve_used = j->reserve_used,
         };
 out:
-        pthread_mutex_unlock(&j->lock);
+        pthread_mutex_unlock(&j->io);
         return r;
 }

@@ -296,7 +296,7 @@ int journal_begin(Journal *j, const char *ts, const json_t *stamp)
         if (r != 0)
                 return r;
 
-        pthread_mutex_lock(&j->lock);
+        pthread_mutex_lock(&j->io);
         if (v >= 0 && v <= j->last_stamp) {
                 r = JOURNAL_STAMP_OLD;
                 goto out;
@@ -316,10 +316,14 @@ int journal_begin(Journal *j, const char *ts, const json_t *stamp)
                 r = -ENOMEM;
                 goto out;
         }
+        pthread_mutex_lock(&j->lock);
         e->begun = true;
+        pthread_mutex_unlock(&j->lock);
         r = mark_running(j, entry_fd);
         if (r == 0) {
+                pthread_mutex_lock(&j->lock);
                 e->running = true;
+                pthread_mutex_unlock(&j->lock);
                 e->stamp = v < 0 ? JOURNAL_STAMP_NONE : v;
         } else {
                 /* `running` may be there or not: look. */
@@ -334,7 +338,7 @@ int journal_begin(Journal *j, const char *ts, const json_t *stamp)
         if (r == 0)
                 j->last_stamp = v;
 out:
-        pthread_mutex_unlock(&j->lock);
+        pthread_mutex_unlock(&j->io);
         return r;
 }
 
@@ -342,8 +346,8 @@ int64_t journal_last_stamp(Journal *j)
 {
         int64_t v;
 
-        pthread_mutex_lock(&j->lock);
+        pthread_mutex_lock(&j->io);
         v = j->last_stamp;
-        pthread_mutex_unlock(&j->lock);
+        pthread_mutex_unlock(&j->io);
         return v;
 }

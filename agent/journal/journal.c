@@ -230,6 +230,7 @@ int journal_open(const char *storage, const JournalOptions *opt, Journal **ret)
         if (!j)
                 return -ENOMEM;
         j->plans_fd = j->done_fd = j->reserve_fd = j->log_fd = j->old_fd = -1;
+        pthread_mutex_init(&j->io, NULL);
         pthread_mutex_init(&j->lock, NULL);
         j->ops = o.ops ? *o.ops : journal_sys_ops;
         ops_fill(&j->ops);
@@ -282,6 +283,7 @@ Journal *journal_free(Journal *j)
         free(j->index);
         free(j->done);
         pthread_mutex_destroy(&j->lock);
+        pthread_mutex_destroy(&j->io);
         free(j);
         return NULL;
 }
@@ -291,16 +293,35 @@ const JournalOpenReport *journal_open_report(const Journal *j)
         return &j->report;
 }
 
+/* Take the lock for a call that answers from the index. A stale index
+ * (memory ran out during an update) is rebuilt first, but only when no
+ * other call is at the disk: these calls never wait for one. Returns 0
+ * with the lock held, -EAGAIN (try again later) or -errno without. */
+static int index_read_lock(Journal *j)
+{
+        int r;
+
+        if (journal_index_is_stale(j)) {
+                if (pthread_mutex_trylock(&j->io) != 0)
+                        return -EAGAIN;
+                r = journal_index_fresh(j);
+                pthread_mutex_unlock(&j->io);
+                if (r < 0)
+                        return r;
+        }
+        pthread_mutex_lock(&j->lock);
+        return 0;
+}
+
 int journal_list(Journal *j, JournalEntry **ret, size_t *ret_n)
 {
         _cleanup_free_ JournalEntry *v = NULL;
         size_t n = 0;
         int r;
 
-        pthread_mutex_lock(&j->lock);
-        r = journal_index_fresh(j);
+        r = index_read_lock(j);
         if (r < 0)
-                goto out;
+                return r;
         if (j->n_index > 0) {
                 v = malloc(j->n_index * sizeof(*v));
                 if (!v) {
@@ -333,10 +354,9 @@ int journal_next_except(Journal *j, const char *skip_ts, JournalEntry *ret)
         JournalState state = JOURNAL_PENDING;
         int r;
 
-        pthread_mutex_lock(&j->lock);
-        r = journal_index_fresh(j);
+        r = index_read_lock(j);
         if (r < 0)
-                goto out;
+                return r;
         /* The reference's main loop: unsent results first, then plans. */
         for (size_t i = 0; i < j->n_index && !pick; i++)
                 if (j->index[i].result && !(skip_ts && streq(j->index[i].ts, skip_ts))) {
@@ -353,7 +373,6 @@ int journal_next_except(Journal *j, const char *skip_ts, JournalEntry *ret)
                 ret->state = state;
                 r = 1;
         }
-out:
         pthread_mutex_unlock(&j->lock);
         return r;
 }
@@ -428,7 +447,7 @@ int journal_remove(Journal *j, const char *ts, bool record)
 
         if (!journal_ts_valid(ts))
                 return -EINVAL;
-        pthread_mutex_lock(&j->lock);
+        pthread_mutex_lock(&j->io);
         e = journal_index_get(j, ts);
         if (!e && j->ops.fstatat(j->plans_fd, ts, &st, AT_SYMLINK_NOFOLLOW) < 0) {
                 r = -errno;
@@ -462,7 +481,9 @@ int journal_remove(Journal *j, const char *ts, bool record)
         if (r >= 0 && late)
                 (void)journal_done_record_text(j, name, late, late_len);
         if (r >= 0) {
+                pthread_mutex_lock(&j->lock);
                 journal_index_drop(j, ts);
+                pthread_mutex_unlock(&j->lock);
                 r = 0;
                 /* Room came free: the reserve first. */
                 (void)journal_reserve_fill(j);
@@ -470,6 +491,6 @@ int journal_remove(Journal *j, const char *ts, bool record)
                 journal_index_probe(j, ts);
         }
 out:
-        pthread_mutex_unlock(&j->lock);
+        pthread_mutex_unlock(&j->io);
         return r;
 }

@@ -44,9 +44,14 @@
  * journal_done_lookup() lists nothing and reads only a matching result
  * (and, once each, the results it has not seen yet).
  *
- * A Journal may be shared by threads: an internal mutex serialises all
- * calls. It holds an exclusive flock() on plans/ so that two agents never
- * share one storage directory.
+ * Threads: a Journal may be shared by threads. The calls that touch the
+ * files run one at a time (an internal lock, held across their fsyncs).
+ * The index has a mutex of its own, held for moments and never across
+ * file I/O: journal_next(), journal_next_except(), journal_list() take
+ * only that one, so they never wait for another call's disk work, and an
+ * event loop may call them (journal_load_plan() and journal_load_result()
+ * take neither lock). A Journal holds an exclusive flock() on plans/ so
+ * that two agents never share one storage directory.
  *
  * Return values: 0 on success, negative errno for failures of the agent
  * or its disk, and the positive values documented at each call for
@@ -208,13 +213,17 @@ int journal_put_plan(Journal *j, const void *body, size_t body_len, const void *
                      const char *msg_id, const char *reply_to, char ret_ts[JOURNAL_TS_MAX]);
 
 /* All entries in the reference's (string) order of their names, with
- * their state. Returns 0 or -errno; *ret is NULL when there are none. */
+ * their state. From memory: never waits for the disk. Returns 0, -EAGAIN
+ * when the index must be rebuilt from the disk (after memory ran out) while
+ * another call is at the disk (try again later), or -errno; *ret is NULL
+ * when there are none. */
 int journal_list(Journal *j, JournalEntry **ret, size_t *ret_n);
 
 /* The next thing to do, as the reference's main loop picks it: the first
- * entry with a result, else the first PENDING or INTERRUPTED entry.
- * Returns 1 with *ret set, 0 when there is nothing to do (consume the next
- * message), or -errno. */
+ * entry with a result, else the first PENDING or INTERRUPTED entry. From
+ * memory, as journal_list(). Returns 1 with *ret set, 0 when there is
+ * nothing to do (consume the next message), -EAGAIN as journal_list(), or
+ * -errno. */
 int journal_next(Journal *j, JournalEntry *ret);
 
 /* journal_next() as if entry skip_ts (NULL: none) were not there: the
