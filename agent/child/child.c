@@ -180,7 +180,10 @@ static void child_stream_close(ChildStream *s, bool cut)
  * hook's tree. ESRCH from the group only means it is empty. */
 static void child_signal(Child *c, int sig)
 {
-        c->end = sig == SIGKILL ? CHILD_END_KILL : CHILD_END_TERM;
+        ChildEnd to = sig == SIGKILL ? CHILD_END_KILL : CHILD_END_TERM;
+
+        if (c->end < to)
+                c->end = to;
         if (c->kill_tree)
                 c->kill_tree(c->kill_userdata, sig);
         if (c->pid > 0)

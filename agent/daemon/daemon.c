@@ -86,13 +86,8 @@ static void on_confirm(Transport *t, uint64_t seq, TransportConfirm status, void
 
 const TransportCallbacks daemon_transport_callbacks = {on_ready, on_lost, on_delivery, on_confirm};
 
-const DaemonTransportOps daemon_transport_sys = {
-        .publish = transport_publish,
-        .ack = transport_ack,
-        .reject = transport_reject,
-        .is_ready = transport_is_ready,
-        .stop = transport_stop,
-};
+const DaemonTransportOps daemon_transport_sys = {transport_publish, transport_ack, transport_reject,
+                                                 transport_is_ready, transport_stop};
 
 /* ---- the daemon's stage -------------------------------------------------- */
 
