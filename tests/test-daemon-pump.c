@@ -302,7 +302,6 @@ static void expect_result(uint64_t seq, const char *source_id, int code)
 static void setup(void)
 {
         char *warning = NULL, *error = NULL;
-        JournalOptions jo = JOURNAL_OPTIONS_DEFAULT;
 
         memset(&fake, 0, sizeof(fake));
         memset(&d, 0, sizeof(d));
@@ -322,8 +321,7 @@ static void setup(void)
         d.cfg = cfg;
         d.tops = &fake_ops;
         d.transport = FAKE_TRANSPORT;
-        jo.max_plan_file = DAEMON_MAX_PLAN_FILE;
-        ck_assert_int_eq(journal_open(storage, &jo, &d.journal), 0);
+        ck_assert_int_eq(journal_open(storage, NULL, &d.journal), 0);
         ck_assert_int_eq(runner_new(&loop, cfg, storage, &d.runner, &warning, &error), 0);
         free(warning);
         free(error);
@@ -469,13 +467,23 @@ START_TEST(test_ack_after_loss_drops_the_copy)
 }
 END_TEST
 
-/* A result that is no JSON object (a damaged result.json) is dropped, not
- * published, and the plan behind it runs and is answered. */
+/* A result.json that is no JSON object, left by an earlier start, is
+ * dropped, not published, and the plan behind it runs and is answered. */
 START_TEST(test_result_not_a_document_dropped)
 {
-        char ts[JOURNAL_TS_MAX];
+        char path[128];
+        FILE *f;
 
-        ck_assert_int_eq(journal_put_answer(d.journal, "[1]", 3, ts), 0);
+        journal_free(d.journal);
+        snprintf(path, sizeof(path), "%s/plans/1", storage);
+        ck_assert_int_eq(mkdir(path, 0700), 0);
+        snprintf(path, sizeof(path), "%s/plans/1/result.json", storage);
+        f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs("[1]", f);
+        ck_assert_int_eq(fclose(f), 0);
+        ck_assert_int_eq(journal_open(storage, NULL, &d.journal), 0);
+        ck_assert(journal_is("S"));
         deliver_quick("a");
         run_until(settled_result_and_plan, "a waits behind the damaged result");
         connect_ready();

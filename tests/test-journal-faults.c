@@ -48,7 +48,7 @@ START_TEST(test_order)
                      "renameat plans/.stamp.tmp plans/stamp\n",
                      ts);
 
-        ck_assert_int_eq(journal_put_result(j, ts, TEXT, strlen(TEXT)), 0);
+        ck_assert_int_eq(journal_put_result(j, ts, TEXT, strlen(TEXT), NULL), 0);
         assert_trace("openat plans/<ts>\n"
                      "openat plans/<ts>/.result.json.tmp\n"
                      "write plans/<ts>/.result.json.tmp\n"
@@ -132,7 +132,7 @@ START_TEST(test_result_fails)
         fx.log = true;
         fx.calls = 0;
         fx.fail_at = _i + 1;
-        r = journal_put_result(j, ts, TEXT, strlen(TEXT));
+        r = journal_put_result(j, ts, TEXT, strlen(TEXT), NULL);
         if (_i == 6) {
                 ck_assert_int_eq(r, 0);
                 return;
@@ -142,7 +142,7 @@ START_TEST(test_result_fails)
         ck_assert(!exists_ts("plans/<ts>/result.json", ts));
         ck_assert(!exists_ts("plans/<ts>/.result.json.tmp", ts));
         fx.fail_at = 0;
-        ck_assert_int_eq(journal_put_result(j, ts, TEXT, strlen(TEXT)), 0);
+        ck_assert_int_eq(journal_put_result(j, ts, TEXT, strlen(TEXT), NULL), 0);
         ck_assert_int_eq(journal_load_result(j, ts, &text, &len), 0);
         ck_assert_str_eq(text, TEXT);
 }
@@ -268,7 +268,8 @@ static void crash_child(int op, int k)
         if (op == CRASH_RESULT || op == CRASH_REMOVE)
                 ck_assert_int_eq(journal_begin(crash_journal, ts, NULL), 0);
         if (op == CRASH_REMOVE)
-                ck_assert_int_eq(journal_put_result(crash_journal, ts, TEXT, strlen(TEXT)), 0);
+                ck_assert_int_eq(journal_put_result(crash_journal, ts, TEXT, strlen(TEXT), NULL),
+                                 0);
         fx.calls = 0;
         fx.crash_at = k;
         switch (op) {
@@ -279,7 +280,8 @@ static void crash_child(int op, int k)
                 ck_assert_int_eq(journal_begin(crash_journal, ts, crash_stamp), 0);
                 break;
         case CRASH_RESULT:
-                ck_assert_int_eq(journal_put_result(crash_journal, ts, TEXT, strlen(TEXT)), 0);
+                ck_assert_int_eq(journal_put_result(crash_journal, ts, TEXT, strlen(TEXT), NULL),
+                                 0);
                 break;
         default:
                 ck_assert_int_eq(journal_remove(crash_journal, ts, true), 0);
@@ -383,8 +385,8 @@ START_TEST(test_settle)
         put_stamped(j, b, 51);
         put_simple(j, c);
         ck_assert_int_eq(journal_begin(j, c, NULL), 0);
-        ck_assert_int_eq(journal_put_result(j, a, TEXT, strlen(TEXT)), 0);
-        ck_assert_int_eq(journal_put_result(j, b, TEXT, strlen(TEXT)), 0);
+        ck_assert_int_eq(journal_put_result(j, a, TEXT, strlen(TEXT), NULL), 0);
+        ck_assert_int_eq(journal_put_result(j, b, TEXT, strlen(TEXT), NULL), 0);
 
         /* The file is whole and named for good before plan.json goes; the
          * value is the last one, which covers b too. */
@@ -472,7 +474,8 @@ static void loss_child(int k)
                         continue;
                 for (int m = i == 2 ? 1 : 0; m <= i; m++) {
                         ck_assert_int_eq(
-                                journal_put_result(crash_journal, ts[m], TEXT, strlen(TEXT)), 0);
+                                journal_put_result(crash_journal, ts[m], TEXT, strlen(TEXT), NULL),
+                                0);
                         ck_assert_int_eq(journal_remove(crash_journal, ts[m], m != 1), 0);
                 }
         }

@@ -34,7 +34,7 @@ START_TEST(test_no_scans)
                 if (i % 3 == 0) {
                         char res[64];
                         snprintf(res, sizeof(res), "{\"SourceID\": \"q%d\"}", i);
-                        ck_assert_int_eq(journal_put_result(j, ts, res, strlen(res)), 0);
+                        ck_assert_int_eq(journal_put_result(j, ts, res, strlen(res), NULL), 0);
                 }
         }
         /* The scan at open is the one that looks, and only there. */
@@ -67,13 +67,13 @@ START_TEST(test_no_scans)
          * confirm 2 for the stamp, because the stamp advanced, and 1 for
          * the done record. */
         put_stamped(j, ts, 12345);
-        ck_assert_int_eq(journal_put_result(j, ts, "{\"SourceID\": \"new\"}", 20), 0);
+        ck_assert_int_eq(journal_put_result(j, ts, "{\"SourceID\": \"new\"}", 20, NULL), 0);
         ck_assert_uint_eq(fx.n_fsync, 3 + 1 + 2);
         ck_assert_int_eq(journal_remove(j, ts, true), 0);
         ck_assert_uint_eq(fx.n_fsync, 3 + 1 + 2 + 2 + 1);
         put_simple(j, ts);
         ck_assert_int_eq(journal_begin(j, ts, NULL), 0);
-        ck_assert_int_eq(journal_put_result(j, ts, "{\"SourceID\": \"new2\"}", 21), 0);
+        ck_assert_int_eq(journal_put_result(j, ts, "{\"SourceID\": \"new2\"}", 21, NULL), 0);
         ck_assert_int_eq(journal_remove(j, ts, false), 0);
         ck_assert_uint_eq(fx.n_fsync, 9 + 3 + 1 + 2);
         /* From then on the stamp file, its name durable and the digits as
@@ -81,7 +81,7 @@ START_TEST(test_no_scans)
          * costs one fsync (the done record one more), and no rename
          * replaces a block. */
         put_stamped(j, ts, 12346);
-        ck_assert_int_eq(journal_put_result(j, ts, "{\"SourceID\": \"new3\"}", 21), 0);
+        ck_assert_int_eq(journal_put_result(j, ts, "{\"SourceID\": \"new3\"}", 21, NULL), 0);
         ck_assert_int_eq(journal_remove(j, ts, true), 0);
         ck_assert_uint_eq(fx.n_fsync, 15 + 3 + 1 + 2 + 1 + 1);
         ck_assert_uint_eq(fx.n_listings, 0);
@@ -103,7 +103,7 @@ START_TEST(test_next_except)
         put_simple(j, a);
         put_simple(j, b);
         put_simple(j, c);
-        ck_assert_int_eq(journal_put_result(j, a, "{}", 2), 0);
+        ck_assert_int_eq(journal_put_result(j, a, "{}", 2, NULL), 0);
         ck_assert_int_eq(journal_next_except(j, NULL, &e), 1);
         ck_assert_str_eq(e.ts, a);
         ck_assert_int_eq(e.state, JOURNAL_RESULT);
@@ -116,7 +116,7 @@ START_TEST(test_next_except)
         ck_assert_int_eq(journal_next_except(j, a, &e), 1);
         ck_assert_str_eq(e.ts, c);
         /* b's result, unsent, goes before plan c; a's is still skipped. */
-        ck_assert_int_eq(journal_put_result(j, b, "{}", 2), 0);
+        ck_assert_int_eq(journal_put_result(j, b, "{}", 2, NULL), 0);
         ck_assert_int_eq(journal_next_except(j, a, &e), 1);
         ck_assert_str_eq(e.ts, b);
         ck_assert_int_eq(e.state, JOURNAL_RESULT);
@@ -320,7 +320,7 @@ START_TEST(test_index_random)
                                 ck_assert_int_ge(asprintf(&text, "{\"SourceID\": %lld, \"op\": %d}",
                                                           (long long)json_integer_value(id), op),
                                                  0);
-                        (void)journal_put_result(j, ts, text, strlen(text));
+                        (void)journal_put_result(j, ts, text, strlen(text), NULL);
                         break;
                 case 3:
                 case 4:

@@ -166,7 +166,7 @@ START_TEST(test_stamp_recover)
          * neither a plan that is not running nor one whose body is not
          * JSON counts. */
         put_stamped(j, ts, 5);
-        ck_assert_int_eq(journal_put_result(j, ts, "{}", 2), 0);
+        ck_assert_int_eq(journal_put_result(j, ts, "{}", 2, NULL), 0);
         put_stamped(j, ts, 9);
         ck_assert_int_eq(journal_put_plan(j, "{\"Stamp\": 11.0}", 15, NULL, 0, "i", NULL, ts), 0);
         v = json_real(11.0);
@@ -220,7 +220,7 @@ static void finish(Journal *j, const char *result_text, bool record)
 
         put_simple(j, ts);
         ck_assert_int_eq(journal_begin(j, ts, NULL), 0);
-        ck_assert_int_eq(journal_put_result(j, ts, result_text, strlen(result_text)), 0);
+        ck_assert_int_eq(journal_put_result(j, ts, result_text, strlen(result_text), NULL), 0);
         ck_assert_int_eq(journal_remove(j, ts, record), 0);
 }
 
@@ -266,7 +266,7 @@ START_TEST(test_done)
 
         /* A result waiting for its confirm already answers the ID. */
         put_simple(j, ts);
-        ck_assert_int_eq(journal_put_result(j, ts, RESULT_ABC, strlen(RESULT_ABC)), 0);
+        ck_assert_int_eq(journal_put_result(j, ts, RESULT_ABC, strlen(RESULT_ABC), NULL), 0);
         ck_assert_int_eq(lookup(j, json_string("abc"), &text), 1);
         ck_assert_str_eq(text, RESULT_ABC);
         free(text), text = NULL;
@@ -335,7 +335,7 @@ START_TEST(test_done)
 
         /* A result with an ID is not found by its body. */
         put_simple(j, ts);
-        ck_assert_int_eq(journal_put_result(j, ts, RESULT_ABC, strlen(RESULT_ABC)), 0);
+        ck_assert_int_eq(journal_put_result(j, ts, RESULT_ABC, strlen(RESULT_ABC), NULL), 0);
         ck_assert_int_eq(journal_done_lookup_delivery(j, "{}", 2, &text), 1);
         ck_assert_str_eq(text, "not json");
         free(text), text = NULL;
@@ -343,7 +343,7 @@ START_TEST(test_done)
         /* One without an ID waiting for its confirm is. */
         ck_assert_int_eq(journal_put_plan(j, "[]", 2, NULL, 0, "", NULL, ts), 0);
         ck_assert_int_eq(journal_done_lookup_delivery(j, "[]", 2, &none), 0);
-        ck_assert_int_eq(journal_put_result(j, ts, "{\"SourceID\": \"\", \"n\": 2}", 24), 0);
+        ck_assert_int_eq(journal_put_result(j, ts, "{\"SourceID\": \"\", \"n\": 2}", 24, NULL), 0);
         ck_assert_int_eq(journal_done_lookup_delivery(j, "[]", 2, &text), 1);
         ck_assert_str_eq(text, "{\"SourceID\": \"\", \"n\": 2}");
         free(text), text = NULL;

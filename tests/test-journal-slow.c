@@ -94,7 +94,7 @@ START_TEST(test_loop_keeps_time)
         /* A result waiting to be published, and a plan waiting to run. */
         ck_assert_int_eq(journal_put_plan(run.j, "{}", 2, NULL, 0, "r1", NULL, run.result_ts), 0);
         ck_assert_int_eq(journal_begin(run.j, run.result_ts, NULL), 0);
-        ck_assert_int_eq(journal_put_result(run.j, run.result_ts, result, strlen(result)), 0);
+        ck_assert_int_eq(journal_put_result(run.j, run.result_ts, result, strlen(result), NULL), 0);
         ck_assert_int_eq(journal_put_plan(run.j, "{}", 2, NULL, 0, "p1", NULL, pending), 0);
 
         __atomic_store_n(&slow_disk, true, __ATOMIC_RELEASE);

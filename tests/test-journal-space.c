@@ -184,7 +184,7 @@ START_TEST(test_full_disk)
         assert_entries_ts(j, "<ts>:running", run_ts);
 
         /* The plan that ran still gets its result stored. */
-        ck_assert_int_eq(journal_put_result(j, run_ts, ANSWER, strlen(ANSWER)), 0);
+        ck_assert_int_eq(journal_put_result(j, run_ts, ANSWER, strlen(ANSWER), NULL), 0);
         ck_assert_int_lt(reserve_len(), (off_t)JOURNAL_RESERVE_SIZE);
         /* What that piece left is for answers, not for plans. */
         ck_assert_int_gt(space_free, 2 * BLOCK);
@@ -260,7 +260,7 @@ START_TEST(test_full_disk_keeps_stamp)
         space_free = INT64_MAX / 2;
         j = open_space(0);
         put_stamped(j, ts, 777);
-        ck_assert_int_eq(journal_put_result(j, ts, ANSWER, strlen(ANSWER)), 0);
+        ck_assert_int_eq(journal_put_result(j, ts, ANSWER, strlen(ANSWER), NULL), 0);
 
         space_free = 0;
         ck_assert_int_eq(journal_remove(j, ts, true), -ENOSPC);

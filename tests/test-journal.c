@@ -265,12 +265,12 @@ START_TEST(test_bad_names)
         ck_assert_int_eq(journal_remove(j, "123456789012345678901", false), -EINVAL);
         ck_assert_int_eq(journal_load_plan(j, "1/../2", &p, NULL), -EINVAL);
         ck_assert_int_eq(journal_begin(j, "done", NULL), -EINVAL);
-        ck_assert_int_eq(journal_put_result(j, "stamp", "x", 1), -EINVAL);
+        ck_assert_int_eq(journal_put_result(j, "stamp", "x", 1, NULL), -EINVAL);
         ck_assert_int_eq(journal_remove(j, "1", false), -ENOENT);
         ck_assert_int_eq(journal_load_plan(j, "1", &p, NULL), -ENOENT);
         ck_assert_int_eq(journal_load_result(j, "1", &text, &len), -ENOENT);
         ck_assert_int_eq(journal_begin(j, "1", NULL), -ENOENT);
-        ck_assert_int_eq(journal_put_result(j, "1", "x", 1), -ENOENT);
+        ck_assert_int_eq(journal_put_result(j, "1", "x", 1, NULL), -ENOENT);
         ck_assert_ptr_null(p);
         ck_assert_ptr_null(text);
 }
@@ -442,7 +442,7 @@ START_TEST(test_flow)
         ck_assert_int_eq(e.state, JOURNAL_INTERRUPTED);
 
         /* The interrupted plan's error result goes the confirmed way. */
-        ck_assert_int_eq(journal_put_result(j, "200", "R200", 4), 0);
+        ck_assert_int_eq(journal_put_result(j, "200", "R200", 4, NULL), 0);
         ck_assert_int_eq(journal_next(j, &e), 1);
         ck_assert_str_eq(e.ts, "200");
         ck_assert_int_eq(e.state, JOURNAL_RESULT);

@@ -20,11 +20,6 @@
 /* A pending disk problem (ENOSPC, EIO) is retried this often. */
 #define DAEMON_RETRY_MS 5000
 
-/* The largest plan.json the journal reads back (JournalOptions'
- * max_plan_file, its default), named here because the held delivery
- * (daemon-pump.c) must meet the same limit. */
-#define DAEMON_MAX_PLAN_FILE ((size_t)256 << 20)
-
 /* How long a start waits for the journal's lock held by an agent that is
  * still ending (daemon.c open_journal(), docs/daemon.md), and how often it
  * tries again meanwhile. */
@@ -133,12 +128,6 @@ typedef struct Daemon {
         unsigned work_in_flight;    /* uv_work_t items not yet completed */
         unsigned drops_in_flight;   /* of them WORK_DROP: no plan starts meanwhile */
         struct DaemonWork *stalled; /* work waiting for the retry timer (disk errors) */
-        /* The last delivery stored by this process, as journal_load_plan()
-         * would read it back from entry held_ts, kept for the checks so
-         * that they need not read, parse and decode plan.json again
-         * (daemon-pump.c). At most one; NULL when none. */
-        JournalPlan *held;
-        char held_ts[JOURNAL_TS_MAX];
         /* READY=1 went to systemd. A one-time fact of the connection's
          * history (the first on_ready), whatever the stage. */
         bool ready_notified;
@@ -155,7 +144,7 @@ typedef struct Daemon {
 } Daemon;
 
 /* daemon-pump.c */
-void daemon_work_free_all(Daemon *d); /* at exit: stalled work and the held delivery */
+void daemon_work_free_all(Daemon *d); /* at exit: stalled work */
 void daemon_pump(Daemon *d);
 void daemon_store_delivery(Daemon *d, TransportDelivery *dl);
 void daemon_on_confirm(Daemon *d, uint64_t seq, TransportConfirm status);

@@ -15,8 +15,6 @@
 #include "util/base64.h"
 #include "util/macro.h"
 #include "util/pyjson.h"
-#include "util/strbuf.h"
-#include "util/utf8.h"
 
 static void after_work(uv_work_t *req, int status);
 
@@ -36,115 +34,6 @@ int daemon_queue_work(Daemon *d, DaemonWork *w)
 static bool plan_lane_has(const Daemon *d, const char *ts)
 {
         return d->plan != PLAN_IDLE && streq(d->busy_ts, ts);
-}
-
-/* ---- the held delivery ------------------------------------------------
- *
- * The entry the pump prepares is nearly always the delivery it has just
- * stored, and reading it back costs a 2 MiB plan about 20 ms of CPU
- * (plan.json read, parsed and Base64-decoded). So the last delivery stored
- * is kept as journal_load_plan() would return it, and its checks start from
- * that. One at most, so that memory stays bounded by one plan; entries from
- * an earlier process, or stored while another was held, are read from
- * plan.json as before. */
-
-/* s as journal_load_plan() gives it back after journal_put_plan() stored
- * it: bytes that are not UTF-8 become U+FFFD, one for each byte. NULL when
- * out of memory (or should jansson not take the text: the caller then
- * reads plan.json instead). */
-static json_t *held_string(const char *s)
-{
-        _cleanup_strbuf_ StrBuf clean = STRBUF_INIT;
-        size_t len = strlen(s);
-
-        if (utf8_valid(s, len, NULL))
-                return json_stringn(s, len);
-        for (size_t i = 0; i < len;) {
-                uint32_t cp;
-                int n = utf8_decode(s + i, len - i, &cp);
-                int r;
-
-                if (n < 0) {
-                        r = strbuf_append(&clean, "\xef\xbf\xbd", 3);
-                        n = 1;
-                } else
-                        r = strbuf_append(&clean, s + i, (size_t)n);
-                if (r < 0)
-                        return NULL;
-                i += (size_t)n;
-        }
-        return json_stringn(clean.data ? clean.data : "", clean.len);
-}
-
-/* Whether plan.json of the stored delivery is surely within the size the
- * journal reads back (beyond it journal_load_plan() calls the entry
- * corrupt, and the held copy must not say otherwise): its two Base64
- * fields, the two strings escaped at worst ("\ufffd" for each byte) and
- * the keys. */
-static bool held_fits(const DaemonWork *w)
-{
-        size_t n = base64_encoded_len(w->body_len) + base64_encoded_len(w->sig_len) + 64;
-
-        n += 6 * strlen(w->msg_id ? w->msg_id : "");
-        n += 6 * strlen(w->reply_to ? w->reply_to : "");
-        return n <= DAEMON_MAX_PLAN_FILE;
-}
-
-/* Keep the delivery just stored as entry w->ts, taking its body and
- * signature from w, unless one is held already. Failing here costs nothing
- * but the speed: the entry is then read from plan.json. */
-static void held_keep(Daemon *d, DaemonWork *w)
-{
-        _cleanup_(journal_plan_freep) JournalPlan *p = NULL;
-
-        /* An oversized message, or one the disk could not hold, is
-         * answered when stored: never prepared.
-         * And the pump may have taken up the entry from plan.json already,
-         * between the store on the pool and this callback. */
-        if (d->held || w->oversize || w->refused || !held_fits(w) || plan_lane_has(d, w->ts))
-                return;
-        p = calloc(1, sizeof(*p));
-        if (!p)
-                return;
-        p->id = held_string(w->msg_id ? w->msg_id : "");
-        p->reply_to = w->reply_to ? held_string(w->reply_to) : json_null();
-        p->body = w->body ? (char *)TAKE_PTR(w->body) : strdup("");
-        if (!p->id || !p->reply_to || !p->body)
-                return;
-        /* The transport's body has a NUL after it, as plan.json's has. */
-        p->body_len = w->body_len;
-        if (w->sig && w->sig_len > 0) {
-                p->signature = TAKE_PTR(w->sig);
-                p->signature_len = w->sig_len;
-        }
-        d->held = TAKE_PTR(p);
-        snprintf(d->held_ts, sizeof(d->held_ts), "%s", w->ts);
-}
-
-/* Whether entry name a sorts before b (names are decimal numbers). */
-static bool ts_before(const char *a, const char *b)
-{
-        size_t la = strlen(a), lb = strlen(b);
-
-        return la != lb ? la < lb : strcmp(a, b) < 0;
-}
-
-/* The held delivery when ts is its entry (now the caller's). */
-static JournalPlan *held_take(Daemon *d, const char *ts)
-{
-        if (!d->held)
-                return NULL;
-        if (streq(d->held_ts, ts)) {
-                d->held_ts[0] = '\0';
-                return TAKE_PTR(d->held);
-        }
-        /* Pending entries are prepared in the order of their names, so a
-         * held entry before this one is no longer pending: drop it. */
-        if (ts_before(d->held_ts, ts)) {
-                d->held = journal_plan_free(d->held);
-                d->held_ts[0] = '\0';
-        }
-        return NULL;
 }
 
 /* ---- back on the loop ------------------------------------------------ */
@@ -326,7 +215,6 @@ static void after_store(Daemon *d, DaemonWork *w)
                 else
                         log_debug(NULL, "plan message '%s' stored as entry %s and acked",
                                   w->msg_id ? w->msg_id : "", w->ts);
-                held_keep(d, w);
         }
         daemon_work_free(w);
         daemon_pump(d);
@@ -383,8 +271,13 @@ static void on_plan_done(Runner *r, json_t *result, void *userdata)
 
         plan_lane_move(d, PLAN_STORING, NULL);
         d->n_plans++;
-        if (w && result)
-                rc = result_to_text(result, &w->text);
+        if (w && result) {
+                /* The document goes with its text: the journal takes its
+                 * SourceID and ReplyTo from it, for publishing. */
+                w->plan = result;
+                result = NULL;
+                rc = result_to_text(w->plan, &w->text);
+        }
         json_decref(result);
         if (rc == 0) {
                 w->len = strlen(w->text);
@@ -445,8 +338,6 @@ static void after_work(uv_work_t *req, int status)
         case WORK_REMOVE:
                 if (w->rc < 0)
                         log_warning(NULL, "cannot remove entry %s: %s", w->ts, strerror(-w->rc));
-                /* Should the entry still be held, it is gone now. */
-                journal_plan_free(held_take(d, w->ts));
                 daemon_work_free(w);
                 pub_lane_free(d);
                 daemon_pump(d);
@@ -460,41 +351,76 @@ static void after_work(uv_work_t *req, int status)
 
 /* ---- publishing ---------------------------------------------------------- */
 
+/* The body published for result r under enable_dynamic_result_queue:
+ * the document without its ReplyTo. Our documents end with it (the runner
+ * and the journal's callers append it last), so it is cut from the text;
+ * another document (the reference's, after an upgrade) is parsed, and
+ * written again without it. Returns 0 or -errno. */
+static int body_without_reply_to(const JournalResult *r, char **ret)
+{
+        _cleanup_free_ char *value = NULL, *tail = NULL;
+        _cleanup_json_ json_t *doc = NULL;
+        size_t n;
+
+        if (pyjson_dumps(r->reply_to, &value) < 0 || asprintf(&tail, "\"ReplyTo\": %s}", value) < 0)
+                return -ENOMEM;
+        n = strlen(tail);
+        if (r->len > n && memcmp(r->text + r->len - n, tail, n) == 0) {
+                size_t keep = r->len - n;
+
+                /* "{" before it, or ", " after the key before it. */
+                if (keep >= 3 && memcmp(r->text + keep - 2, ", ", 2) == 0)
+                        keep -= 2;
+                else if (keep != 1)
+                        goto parse;
+                *ret = malloc(keep + 2);
+                if (!*ret)
+                        return -ENOMEM;
+                memcpy(*ret, r->text, keep);
+                memcpy(*ret + keep, "}", 2);
+                return 0;
+        }
+parse:
+        doc = pyjson_loadb(r->text, r->len, 0, NULL);
+        if (!json_is_object(doc))
+                return -EINVAL;
+        json_object_del(doc, "ReplyTo");
+        return pyjson_dumps(doc, ret);
+}
+
 /* Routing as the reference's _send_result(): result_routing_key, or with
  * enable_dynamic_result_queue the result's ReplyTo, which is then taken out
  * of the body. Where the reference would route to "None" (a null ReplyTo),
- * we keep result_routing_key: a deliberate difference (docs/compatibility.md). */
+ * we keep result_routing_key: a deliberate difference (docs/compatibility.md).
+ * The SourceID and ReplyTo are those the journal was given with the result
+ * (by the run that made it), or read from result.json of an earlier start. */
 static int publish_result(Daemon *d, const char *ts)
 {
-        _cleanup_free_ char *text = NULL, *body = NULL, *mid = NULL;
-        _cleanup_json_ json_t *res = NULL;
+        _cleanup_(journal_result_freep) JournalResult *res = NULL;
+        _cleanup_free_ char *body = NULL, *mid = NULL;
         const Config *cfg = d->cfg;
         const char *rk = cfg->rabbitmq.result_routing_key;
-        size_t len = 0;
         uint64_t seq;
         int rc;
 
-        rc = journal_load_result(d->journal, ts, &text, &len);
-        if (rc < 0)
-                return rc;
-        res = pyjson_loadb(text, len, 0, NULL);
-        if (!json_is_object(res)) {
+        rc = journal_get_result(d->journal, ts, &res);
+        if (rc == JOURNAL_CORRUPT) {
                 log_error(NULL, "entry %s: result.json is not a JSON object; dropping it", ts);
                 rc = drop_entry(d, ts);
                 return rc < 0 ? rc : 1;
         }
-        mid = id_text(json_object_get(res, "SourceID"));
+        if (rc < 0)
+                return rc;
+        mid = id_text(res->source_id);
         /* AMQP short strings hold 255 bytes; the engine matches results by
          * the body's SourceID first, so a cut message_id loses nothing. */
         if (mid && strlen(mid) > 255)
                 mid[255] = '\0';
-        if (cfg->enable_dynamic_result_queue && json_object_get(res, "ReplyTo")) {
-                const json_t *rt = json_object_get(res, "ReplyTo");
-                _cleanup_free_ char *route =
-                        json_is_string(rt) ? strdup(json_string_value(rt)) : NULL;
+        if (cfg->enable_dynamic_result_queue && res->reply_to) {
+                const json_t *rt = res->reply_to;
+                const char *route = json_is_string(rt) ? json_string_value(rt) : NULL;
 
-                json_object_del(res, "ReplyTo");
-                rc = pyjson_dumps(res, &body);
+                rc = body_without_reply_to(res, &body);
                 if (rc < 0)
                         return rc;
                 if (route && *route && strlen(route) <= 255) {
@@ -504,7 +430,7 @@ static int publish_result(Daemon *d, const char *ts)
                 }
         }
         rc = d->tops->publish(d->transport, cfg->rabbitmq.result_exchange, rk ? rk : "None", mid,
-                              body ? body : text, body ? strlen(body) : len, &seq);
+                              body ? body : res->text, body ? strlen(body) : res->len, &seq);
 published:
         if (rc < 0)
                 return rc;
@@ -598,8 +524,6 @@ static void pump_plan(Daemon *d, const JournalEntry *e)
         plan_lane_move(d, PLAN_CHECKING, e->ts);
         d->trimmed = false;
         w = daemon_work_new(e->state == JOURNAL_PENDING ? WORK_PREPARE : WORK_INTERRUPTED, e->ts);
-        if (w && e->state == JOURNAL_PENDING)
-                w->held = held_take(d, e->ts);
         if (w && daemon_queue_work(d, w) == 0)
                 return;
         daemon_work_free(w);
@@ -702,5 +626,4 @@ void daemon_work_free_all(Daemon *d)
                 d->stalled = w->next;
                 daemon_work_free(w);
         }
-        d->held = journal_plan_free(d->held);
 }

@@ -38,7 +38,6 @@ void daemon_work_free(DaemonWork *w)
         free(w->msg_id);
         free(w->reply_to);
         free(w->sig);
-        journal_plan_free(w->held);
         json_decref(w->plan);
         json_decref(w->source_id);
         json_decref(w->plan_reply_to);
@@ -64,7 +63,8 @@ static void note(DaemonWork *w, LogLevel level, const char *fmt, ...)
  * reference's from_error(). with_reply_to: executed plans carry ReplyTo;
  * validation failures only when results are routed by it. */
 static int error_result_text(Daemon *d, const json_t *source_id, const json_t *reply_to,
-                             bool with_reply_to, int code, const char *message, char **ret)
+                             bool with_reply_to, int code, const char *message, char **ret,
+                             json_t **ret_doc)
 {
         _cleanup_json_ json_t *res = NULL;
         int rc;
@@ -74,7 +74,15 @@ static int error_result_text(Daemon *d, const json_t *source_id, const json_t *r
                 rc = result_set_reply_to(res, reply_to);
         if (rc == 0)
                 rc = result_to_text(res, ret);
+        if (rc == 0 && ret_doc)
+                *ret_doc = TAKE_PTR(res);
         return rc;
+}
+
+JournalResultIds daemon_result_ids(const json_t *doc)
+{
+        return (JournalResultIds){json_object_get(doc, "SourceID"),
+                                  json_object_get(doc, "ReplyTo")};
 }
 
 /* ---- work done on the thread pool ------------------------------------ */
@@ -109,7 +117,7 @@ static void answer_unkept(DaemonWork *w, int code, const char *message)
         }
         rc = journal_done_lookup(d->journal, sid, &text);
         if (rc == 0)
-                rc = error_result_text(d, sid, rt, false, code, message, &text);
+                rc = error_result_text(d, sid, rt, false, code, message, &text, NULL);
         if (rc >= 0)
                 rc = journal_put_answer(d->journal, text, strlen(text), w->ts);
         w->rc = rc < 0 ? rc : 0;
@@ -154,10 +162,14 @@ static void prepare_answer(DaemonWork *w, const json_t *source_id, const json_t 
                            bool with_reply_to, int code, const char *message)
 {
         _cleanup_free_ char *text = NULL;
+        _cleanup_json_ json_t *doc = NULL;
+        JournalResultIds ids;
 
-        w->rc = error_result_text(w->d, source_id, reply_to, with_reply_to, code, message, &text);
+        w->rc = error_result_text(w->d, source_id, reply_to, with_reply_to, code, message, &text,
+                                  &doc);
+        ids = daemon_result_ids(doc);
         if (w->rc == 0)
-                w->rc = journal_put_result(w->d->journal, w->ts, text, strlen(text));
+                w->rc = journal_put_result(w->d->journal, w->ts, text, strlen(text), &ids);
         w->outcome = w->rc < 0 ? OUTCOME_RETRY : OUTCOME_NONE;
 }
 
@@ -214,7 +226,7 @@ static bool answered_before(DaemonWork *w, const JournalPlan *jp)
                 return false;
         if (rc == 1) {
                 note(w, LOG_LEVEL_WARNING, "plan already answered; sending its result again");
-                rc = journal_put_result(j, w->ts, done, strlen(done));
+                rc = journal_put_result(j, w->ts, done, strlen(done), NULL);
         }
         w->rc = rc < 0 ? rc : 0;
         w->outcome = rc < 0 ? OUTCOME_RETRY : OUTCOME_NONE;
@@ -232,14 +244,13 @@ static void work_prepare(DaemonWork *w)
         int rc;
 
         w->outcome = OUTCOME_RETRY;
-        if (w->held)
-                jp = TAKE_PTR(w->held);
-        else if (load_entry(w, &jp) != 0)
+        if (load_entry(w, &jp) != 0)
                 return;
-        /* Plans the reference journaled before an upgrade have not been
-         * checked by us yet; ours were checked on delivery. Both go through
-         * here, so a plan is never run on a signature nobody verified. */
-        if (d->key) {
+        /* Plans journaled before this start (by an earlier one, or by the
+         * reference before an upgrade) are checked here; ours were checked
+         * on delivery (daemon.c on_delivery), with the same key, so a plan
+         * is never run on a signature nobody verified. */
+        if (d->key && !jp->stored_here) {
                 rc = signature_verify(d->key, d->cfg->rabbitmq.input_queue, jp->body, jp->body_len,
                                       jp->signature, jp->signature_len);
                 if (rc != 0) {
@@ -340,9 +351,12 @@ void daemon_work_run(uv_work_t *req)
         case WORK_INTERRUPTED:
                 work_interrupted(w);
                 break;
-        case WORK_RESULT:
-                w->rc = journal_put_result(w->d->journal, w->ts, w->text, w->len);
+        case WORK_RESULT: {
+                JournalResultIds ids = daemon_result_ids(w->plan);
+
+                w->rc = journal_put_result(w->d->journal, w->ts, w->text, w->len, &ids);
                 break;
+        }
         case WORK_REMOVE:
         case WORK_DROP:
                 w->rc = journal_remove(w->d->journal, w->ts, w->kind == WORK_REMOVE);

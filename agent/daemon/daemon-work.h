@@ -50,12 +50,9 @@ typedef struct DaemonWork {
         uint8_t *sig;
         size_t sig_len;
 
-        /* WORK_PREPARE, in: the entry as held since its store, or NULL */
-        JournalPlan *held;
-
         /* WORK_PREPARE and WORK_INTERRUPTED, out */
         WorkOutcome outcome;
-        json_t *plan;      /* OUTCOME_RUN */
+        json_t *plan;      /* OUTCOME_RUN; WORK_RESULT: the result document, in */
         json_t *source_id; /* OUTCOME_RUN */
         json_t *plan_reply_to;
         char *note; /* a sentence to log on the loop thread, with its level */
@@ -76,6 +73,9 @@ typedef struct DaemonWork {
 DaemonWork *daemon_work_new(WorkKind kind, const char *ts);
 /* Accepts NULL. */
 void daemon_work_free(DaemonWork *w);
+/* The SourceID and ReplyTo of result document doc, for journal_put_result()
+ * (borrowed from doc). */
+JournalResultIds daemon_result_ids(const json_t *doc);
 /* uv_queue_work()'s work callback, on a pool thread: the journal work of
  * the item req->data, whose rc, outcome and note tell how it went. */
 void daemon_work_run(uv_work_t *req);

@@ -293,7 +293,6 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
                          signature_key_bits(d->key));
         }
 
-        jo.max_plan_file = DAEMON_MAX_PLAN_FILE;
         rc = open_journal(d, &jo);
         if (rc != 0)
                 return rc;

@@ -264,7 +264,7 @@ static int entry_delivery_name(Journal *j, JournalIndexEntry *e)
         _cleanup_free_ char *error = NULL;
         int r;
 
-        r = journal_load_plan(j, e->ts, &p, &error);
+        r = journal_plan_read(j, e->ts, &p, &error);
         if (r == JOURNAL_CORRUPT || r == -ENOENT)
                 return 0;
         if (r < 0)
@@ -282,11 +282,17 @@ int journal_done_entry_id(Journal *j, JournalIndexEntry *e)
 
         if (e->id_known)
                 return 0;
-        snprintf(path, sizeof(path), "%s/%s", e->ts, JOURNAL_RESULT_FILE);
-        r = file_read_regular_at(j->plans_fd, path, JOURNAL_MAX_RESULT_FILE, &text, &len);
-        if (r < 0)
-                return r;
-        id = journal_result_source_id(text, len);
+        if (e->kept) {
+                /* As the caller that stored it gave it: nothing to read. */
+                id = json_incref(e->kept->source_id);
+        } else {
+                snprintf(path, sizeof(path), "%s/%s", e->ts, JOURNAL_RESULT_FILE);
+                r = file_read_regular_at(j->plans_fd, path, JOURNAL_MAX_RESULT_FILE, &text, &len);
+                if (r < 0)
+                        return r;
+                id = journal_result_source_id(text, len);
+        }
+        r = 0;
         e->id_name[0] = '\0';
         if (id && journal_done_id_ok(id))
                 r = id_name(id, e->id_name);
@@ -361,6 +367,22 @@ static int result_matches(int dirfd, const char *dir, const json_t *plan_id, cha
         return text_matches(&text, len, plan_id, ret);
 }
 
+/* The result of entry ts (from memory when it is kept), as
+ * text_matches(); -errno. */
+static int entry_matches(Journal *j, const char *ts, const json_t *plan_id, char **ret)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        int r;
+
+        r = journal_load_result(j, ts, &text, &len);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        return text_matches(&text, len, plan_id, ret);
+}
+
 /* Done record rec, as text_matches(); -errno. */
 static int record_matches(Journal *j, const JournalDone *rec, const json_t *plan_id, char **ret)
 {
@@ -409,7 +431,7 @@ static int lookup_locked(Journal *j, const char name[65], const json_t *plan_id,
                         return r;
                 if (!streq(e->id_name, name))
                         continue;
-                r = result_matches(j->plans_fd, e->ts, plan_id, ret);
+                r = entry_matches(j, e->ts, plan_id, ret);
                 if (r != 0)
                         return r;
         }

@@ -73,6 +73,20 @@ JournalIndexEntry *journal_index_add(Journal *j, const char *ts)
         return &j->index[i];
 }
 
+void journal_index_keep(Journal *j, JournalIndexEntry *e, JournalResult *r)
+{
+        if (e->kept) {
+                j->kept_bytes -= e->kept->len;
+                e->kept = journal_result_free(e->kept);
+        }
+        if (r && r->len <= JOURNAL_KEPT_RESULTS - j->kept_bytes) {
+                j->kept_bytes += r->len;
+                e->kept = r;
+        } else {
+                journal_result_free(r);
+        }
+}
+
 void journal_index_drop(Journal *j, const char *ts)
 {
         bool found;
@@ -80,6 +94,9 @@ void journal_index_drop(Journal *j, const char *ts)
 
         if (!found)
                 return;
+        journal_index_keep(j, &j->index[i], NULL);
+        if (j->held && streq(j->held_ts, ts))
+                j->held = journal_plan_free(j->held);
         memmove(j->index + i, j->index + i + 1, (j->n_index - i - 1) * sizeof(*j->index));
         j->n_index--;
 }
@@ -128,6 +145,7 @@ void journal_index_probe(Journal *j, const char *ts)
                 e->stamp = JOURNAL_STAMP_UNKNOWN;
         e->result = look.result;
         e->id_known = false;
+        journal_index_keep(j, e, NULL);
 out:
         pthread_mutex_unlock(&j->lock);
 }
@@ -199,9 +217,13 @@ int journal_index_fresh(Journal *j)
                 if (!old)
                         continue;
                 v[i].begun = old->begun;
+                v[i].ours = old->ours;
                 if (v[i].running && old->running)
                         v[i].stamp = old->stamp;
         }
+        /* What was kept in memory goes: the files say what is there. */
+        for (size_t i = 0; i < j->n_index; i++)
+                journal_index_keep(j, &j->index[i], NULL);
         free(j->index);
         j->index = v;
         j->n_index = j->cap_index = n;

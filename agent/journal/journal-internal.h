@@ -66,6 +66,11 @@ typedef struct JournalIndexEntry {
          * Filled on first need, cleared whenever result.json changes. */
         bool id_known;
         char id_name[65];
+        bool ours; /* journal_put_plan() of this Journal made it */
+        /* The result as journal_put_result() stored it, while it is kept
+         * in memory (Journal.kept_bytes); NULL otherwise. Changed under
+         * lock, read by copying under it. */
+        JournalResult *kept;
 } JournalIndexEntry;
 
 struct Journal {
@@ -123,6 +128,14 @@ struct Journal {
         JournalIndexEntry *index;
         size_t n_index, cap_index;
         bool index_stale;
+
+        /* The plan of the last entry journal_put_plan() stored, as
+         * journal_load_plan() reads it back, until it is read (NULL:
+         * none), and the texts of the results kept in the index; both
+         * under lock. */
+        JournalPlan *held;
+        char held_ts[JOURNAL_TS_MAX];
+        size_t kept_bytes;
 
         /* Done records, oldest first. */
         JournalDone *done;
@@ -197,8 +210,14 @@ JournalIndexEntry *journal_index_get(Journal *j, const char *ts);
  * memory (the index is then marked stale). The caller holds io and lock. */
 JournalIndexEntry *journal_index_add(Journal *j, const char *ts);
 
-/* Forget entry ts. The caller holds io and lock. */
+/* Forget entry ts, and what is kept in memory of it. The caller holds io
+ * and lock. */
 void journal_index_drop(Journal *j, const char *ts);
+
+/* Keep r (NULL: nothing) as entry e's result in memory, in place of what
+ * was kept; r is freed instead when it does not fit in
+ * JOURNAL_KEPT_RESULTS. The caller holds lock. */
+void journal_index_keep(Journal *j, JournalIndexEntry *e, JournalResult *r);
 
 /* Read entry ts's files from the disk again, after a call that failed
  * half-way: the index then says what is really there. Takes lock for the
@@ -215,6 +234,12 @@ bool journal_index_is_stale(Journal *j);
 /* The state an entry is listed with; false when it is not listed (it has
  * neither plan.json nor result.json). */
 bool journal_index_state(const JournalIndexEntry *e, JournalState *ret);
+
+/* --- journal-plan.c --------------------------------------------------- */
+
+/* journal_load_plan() from the disk only, leaving what is held in memory
+ * alone. */
+int journal_plan_read(Journal *j, const char *ts, JournalPlan **ret, char **ret_error);
 
 /* --- journal-reserve.c: room kept for answers ---------------------------- */
 

@@ -24,6 +24,27 @@
 /* s as a JSON string; bytes that are not UTF-8 become U+FFFD, as Python's
  * errors='replace' would make them, so that a strange AMQP property can
  * never stop a message from being stored. */
+static int text_clean(const char *s, size_t len, StrBuf *clean)
+{
+        int r;
+
+        for (size_t i = 0; i < len;) {
+                uint32_t cp;
+                int n = utf8_decode(s + i, len - i, &cp);
+
+                if (n < 0) {
+                        r = strbuf_append(clean, "\xef\xbf\xbd", 3);
+                        n = 1;
+                } else {
+                        r = strbuf_append(clean, s + i, (size_t)n);
+                }
+                if (r < 0)
+                        return r;
+                i += (size_t)n;
+        }
+        return 0;
+}
+
 static int quote_text(StrBuf *out, const char *s)
 {
         _cleanup_strbuf_ StrBuf clean = STRBUF_INIT;
@@ -32,21 +53,24 @@ static int quote_text(StrBuf *out, const char *s)
 
         if (utf8_valid(s, len, NULL))
                 return pyjson_quote(out, s, len, true);
-        for (size_t i = 0; i < len;) {
-                uint32_t cp;
-                int n = utf8_decode(s + i, len - i, &cp);
-
-                if (n < 0) {
-                        r = strbuf_append(&clean, "\xef\xbf\xbd", 3);
-                        n = 1;
-                } else {
-                        r = strbuf_append(&clean, s + i, (size_t)n);
-                }
-                if (r < 0)
-                        return r;
-                i += (size_t)n;
-        }
+        r = text_clean(s, len, &clean);
+        if (r < 0)
+                return r;
         return pyjson_quote(out, clean.data ? clean.data : "", clean.len, true);
+}
+
+/* s as a JSON string, as reading plan.json back gives it (bytes that are
+ * not UTF-8 became U+FFFD); NULL when out of memory. */
+static json_t *text_string(const char *s)
+{
+        _cleanup_strbuf_ StrBuf clean = STRBUF_INIT;
+        size_t len = strlen(s);
+
+        if (utf8_valid(s, len, NULL))
+                return json_stringn(s, len);
+        if (text_clean(s, len, &clean) < 0)
+                return NULL;
+        return json_stringn(clean.data ? clean.data : "", clean.len);
 }
 
 #define PLAN_HEAD "{\"Data\": \""
@@ -190,6 +214,49 @@ static int entry_create(Journal *j, char ts[JOURNAL_TS_MAX])
         return 0;
 }
 
+/* Keep the plan just stored as entry ts, as journal_load_plan() would read
+ * it back, unless one is kept already: the daemon prepares it next, nearly
+ * always, and reading a 2 MiB plan back costs about 20 ms of CPU (read,
+ * parse, Base64). One at most, so that memory stays bounded by one plan.
+ * Failing costs nothing but the speed. The caller holds io, the only
+ * lock under which held is filled. */
+static void hold_plan(Journal *j, const char *ts, const void *body, size_t body_len,
+                      const void *sig, size_t sig_len, const char *msg_id, const char *reply_to)
+{
+        _cleanup_(journal_plan_freep) JournalPlan *p = NULL;
+        bool empty;
+
+        pthread_mutex_lock(&j->lock);
+        empty = !j->held;
+        pthread_mutex_unlock(&j->lock);
+        if (!empty)
+                return;
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return;
+        p->id = text_string(msg_id ? msg_id : "");
+        p->reply_to = reply_to ? text_string(reply_to) : json_null();
+        /* With a NUL after it, as read from plan.json. */
+        p->body = malloc(body_len + 1);
+        if (!p->id || !p->reply_to || !p->body)
+                return;
+        memcpy(p->body, body, body_len);
+        p->body[body_len] = '\0';
+        p->body_len = body_len;
+        if (sig_len > 0) {
+                p->signature = malloc(sig_len);
+                if (!p->signature)
+                        return;
+                memcpy(p->signature, sig, sig_len);
+                p->signature_len = sig_len;
+        }
+        p->stored_here = true;
+        pthread_mutex_lock(&j->lock);
+        j->held = TAKE_PTR(p);
+        snprintf(j->held_ts, sizeof(j->held_ts), "%s", ts);
+        pthread_mutex_unlock(&j->lock);
+}
+
 int journal_put_plan(Journal *j, const void *body, size_t body_len, const void *sig, size_t sig_len,
                      const char *msg_id, const char *reply_to, char ret_ts[JOURNAL_TS_MAX])
 {
@@ -238,9 +305,14 @@ int journal_put_plan(Journal *j, const void *body, size_t body_len, const void *
                 goto fail;
         pthread_mutex_lock(&j->lock);
         e = journal_index_add(j, ts);
-        if (e)
+        if (e) {
                 e->plan = true;
+                e->ours = true;
+        }
         pthread_mutex_unlock(&j->lock);
+        /* Beyond max_plan_file reading it back would call it corrupt. */
+        if (total <= j->max_plan_file)
+                hold_plan(j, ts, body, body_len, sig, po.sig_len, msg_id, reply_to);
         memcpy(ret_ts, ts, JOURNAL_TS_MAX);
         goto out;
 
@@ -410,7 +482,7 @@ static int plan_decode(const PlanFields *f, JournalPlan *p, char **ret_error)
         return 0;
 }
 
-int journal_load_plan(Journal *j, const char *ts, JournalPlan **ret, char **ret_error)
+int journal_plan_read(Journal *j, const char *ts, JournalPlan **ret, char **ret_error)
 {
         _cleanup_(journal_plan_freep) JournalPlan *p = NULL;
         _cleanup_free_ char *text = NULL;
@@ -452,7 +524,84 @@ out:
         return r;
 }
 
-int journal_put_result(Journal *j, const char *ts, const char *text, size_t len)
+int journal_load_plan(Journal *j, const char *ts, JournalPlan **ret, char **ret_error)
+{
+        const JournalIndexEntry *e;
+        bool stored_here;
+        int r;
+
+        if (!journal_ts_valid(ts))
+                return -EINVAL;
+        pthread_mutex_lock(&j->lock);
+        if (j->held && streq(j->held_ts, ts)) {
+                *ret = TAKE_PTR(j->held);
+                pthread_mutex_unlock(&j->lock);
+                return 0;
+        }
+        e = journal_index_get(j, ts);
+        stored_here = e && e->ours;
+        pthread_mutex_unlock(&j->lock);
+        r = journal_plan_read(j, ts, ret, ret_error);
+        if (r == 0)
+                (*ret)->stored_here = stored_here;
+        return r;
+}
+
+JournalResult *journal_result_free(JournalResult *r)
+{
+        if (!r)
+                return NULL;
+        free(r->text);
+        json_decref(r->source_id);
+        json_decref(r->reply_to);
+        free(r);
+        return NULL;
+}
+
+/* A result of text (len bytes) with its ids: those given, copied, or with
+ * ids NULL those the text holds. Returns 0, JOURNAL_CORRUPT when ids is
+ * NULL and the text is not a JSON object (the result has the text and no
+ * ids), or -ENOMEM. */
+static int result_new(const char *text, size_t len, const JournalResultIds *ids,
+                      JournalResult **ret)
+{
+        _cleanup_(journal_result_freep) JournalResult *r = calloc(1, sizeof(*r));
+        _cleanup_json_ json_t *doc = NULL;
+        const json_t *sid, *rt;
+        int corrupt = 0;
+
+        if (!r || !(r->text = malloc(len + 1)))
+                return -ENOMEM;
+        memcpy(r->text, text, len);
+        r->text[len] = '\0';
+        r->len = len;
+        if (ids) {
+                sid = ids->source_id;
+                rt = ids->reply_to;
+        } else {
+                doc = pyjson_loadb(text, len, 0, NULL);
+                corrupt = json_is_object(doc) ? 0 : JOURNAL_CORRUPT;
+                sid = json_object_get(doc, "SourceID");
+                rt = json_object_get(doc, "ReplyTo");
+        }
+        if ((sid && !(r->source_id = json_deep_copy(sid))) ||
+            (rt && !(r->reply_to = json_deep_copy(rt))))
+                return -ENOMEM;
+        *ret = TAKE_PTR(r);
+        return corrupt;
+}
+
+/* A copy of r, made under lock; NULL when out of memory. */
+static JournalResult *result_copy(const JournalResult *r)
+{
+        JournalResult *c = NULL;
+        JournalResultIds ids = {r->source_id, r->reply_to};
+
+        return result_new(r->text, r->len, &ids, &c) == 0 ? c : NULL;
+}
+
+int journal_put_result(Journal *j, const char *ts, const char *text, size_t len,
+                       const JournalResultIds *ids)
 {
         _cleanup_close_ int entry_fd = -1;
         JournalIndexEntry *e;
@@ -471,8 +620,14 @@ int journal_put_result(Journal *j, const char *ts, const char *text, size_t len)
                 while (journal_reserve_retry(j, r));
         e = r == 0 ? journal_index_get(j, ts) : NULL;
         if (e) {
+                JournalResult *kept = NULL;
+
+                /* Kept without its ids when the text is no document:
+                 * publishing drops it. */
+                (void)result_new(text, len, ids, &kept);
                 pthread_mutex_lock(&j->lock);
                 e->result = true;
+                journal_index_keep(j, e, kept);
                 pthread_mutex_unlock(&j->lock);
                 e->id_known = false;
         } else if (entry_fd >= 0) {
@@ -486,6 +641,7 @@ int journal_put_result(Journal *j, const char *ts, const char *text, size_t len)
 static int answer_put(Journal *j, const char *text, size_t len, char ts[JOURNAL_TS_MAX])
 {
         _cleanup_close_ int entry_fd = -1;
+        JournalResult *kept = NULL;
         JournalIndexEntry *e;
         int r;
 
@@ -503,11 +659,15 @@ static int answer_put(Journal *j, const char *text, size_t len, char ts[JOURNAL_
                 r = journal_sync(j, j->plans_fd);
         if (r < 0)
                 goto fail;
+        (void)result_new(text, len, NULL, &kept);
         pthread_mutex_lock(&j->lock);
         e = journal_index_add(j, ts);
-        if (e)
+        if (e) {
                 e->result = true;
+                journal_index_keep(j, e, TAKE_PTR(kept));
+        }
         pthread_mutex_unlock(&j->lock);
+        journal_result_free(kept);
         return 0;
 fail:
         if (entry_fd >= 0)
@@ -532,14 +692,63 @@ int journal_put_answer(Journal *j, const char *text, size_t len, char ret_ts[JOU
         return r;
 }
 
-int journal_load_result(Journal *j, const char *ts, char **ret_text, size_t *ret_len)
+/* The result kept in memory for entry ts, copied: 1, 0 when none is
+ * kept, or -ENOMEM. */
+static int result_kept(Journal *j, const char *ts, JournalResult **ret)
+{
+        const JournalIndexEntry *e;
+        int r = 0;
+
+        pthread_mutex_lock(&j->lock);
+        e = journal_index_get(j, ts);
+        if (e && e->kept) {
+                *ret = result_copy(e->kept);
+                r = *ret ? 1 : -ENOMEM;
+        }
+        pthread_mutex_unlock(&j->lock);
+        return r;
+}
+
+static int result_read(Journal *j, const char *ts, char **ret_text, size_t *ret_len)
 {
         char path[JOURNAL_TS_MAX + sizeof(JOURNAL_RESULT_FILE)];
 
-        if (!journal_ts_valid(ts))
-                return -EINVAL;
         snprintf(path, sizeof(path), "%s/%s", ts, JOURNAL_RESULT_FILE);
         /* Results are written by the agent itself, so the cap is only
          * there to refuse a file that some accident made huge. */
         return file_read_regular_at(j->plans_fd, path, JOURNAL_MAX_RESULT_FILE, ret_text, ret_len);
+}
+
+int journal_get_result(Journal *j, const char *ts, JournalResult **ret)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        int r;
+
+        if (!journal_ts_valid(ts))
+                return -EINVAL;
+        r = result_kept(j, ts, ret);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        r = result_read(j, ts, &text, &len);
+        if (r < 0)
+                return r;
+        return result_new(text, len, NULL, ret);
+}
+
+int journal_load_result(Journal *j, const char *ts, char **ret_text, size_t *ret_len)
+{
+        _cleanup_(journal_result_freep) JournalResult *kept = NULL;
+        int r;
+
+        if (!journal_ts_valid(ts))
+                return -EINVAL;
+        r = result_kept(j, ts, &kept);
+        if (r == 0)
+                return result_read(j, ts, ret_text, ret_len);
+        if (r < 0)
+                return r;
+        *ret_text = TAKE_PTR(kept->text);
+        *ret_len = kept->len;
+        return 0;
 }

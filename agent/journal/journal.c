@@ -280,7 +280,10 @@ Journal *journal_free(Journal *j)
                 close(j->old_fd);
         if (j->plans_fd >= 0)
                 close(j->plans_fd);
+        for (size_t i = 0; i < j->n_index; i++)
+                journal_result_free(j->index[i].kept);
         free(j->index);
+        journal_plan_free(j->held);
         free(j->done);
         pthread_mutex_destroy(&j->lock);
         pthread_mutex_destroy(&j->io);

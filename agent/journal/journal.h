@@ -171,7 +171,25 @@ typedef struct JournalPlan {
          * test writes 1). Never NULL. */
         json_t *id;
         json_t *reply_to; /* the AMQP reply_to: a string, or null; never NULL */
+        /* Stored by journal_put_plan() of this Journal, not found at open:
+         * the daemon checked its delivery's signature before storing it. */
+        bool stored_here;
 } JournalPlan;
+
+/* What a result document says of the plan it answers, as the caller that
+ * made the document knows it. */
+typedef struct JournalResultIds {
+        const json_t *source_id; /* its SourceID; NULL when it has none */
+        const json_t *reply_to;  /* its ReplyTo; NULL when it has none */
+} JournalResultIds;
+
+/* A result, as journal_get_result() gives it back. */
+typedef struct JournalResult {
+        char *text; /* the document's text, with a NUL after it */
+        size_t len;
+        json_t *source_id; /* its SourceID; NULL when it has none */
+        json_t *reply_to;  /* its ReplyTo; NULL when it has none */
+} JournalResult;
 
 typedef struct Journal Journal;
 
@@ -231,9 +249,12 @@ int journal_next(Journal *j, JournalEntry *ret);
  * keep the next plan from starting. */
 int journal_next_except(Journal *j, const char *skip_ts, JournalEntry *ret);
 
-/* Read <ts>/plan.json. Returns 0, JOURNAL_CORRUPT with a sentence in
- * *ret_error (the daemon logs it and drops the entry with journal_remove),
- * -ENOENT, or -errno. */
+/* Read <ts>/plan.json. The plan of the last entry stored by
+ * journal_put_plan() is kept in memory until it is read (one at a time:
+ * another stored meanwhile is read from the disk), and handed over
+ * as reading the file would give it. Returns 0, JOURNAL_CORRUPT with a
+ * sentence in *ret_error (the daemon logs it and drops the entry with
+ * journal_remove), -ENOENT, or -errno. Takes no lock across file I/O. */
 int journal_load_plan(Journal *j, const char *ts, JournalPlan **ret, char **ret_error);
 
 JournalPlan *journal_plan_free(JournalPlan *p);
@@ -262,12 +283,31 @@ int64_t journal_last_stamp(Journal *j);
 
 /* Store the result document's text (len bytes) as <ts>/result.json,
  * replacing any earlier one, atomically and durably. <ts> must exist.
- * Returns 0 or -errno. On failure result.json is never partial: it is the
- * earlier one, or absent (always absent when there was none, and also
- * when only the final directory fsync failed). */
-int journal_put_result(Journal *j, const char *ts, const char *text, size_t len);
+ * ids: the document's SourceID and ReplyTo, as the caller put them in it;
+ * NULL: the journal reads them from text when it needs them. The text and
+ * ids are kept in memory (up to JOURNAL_KEPT_RESULTS bytes of texts in
+ * all) until the entry is removed, for journal_get_result() and
+ * journal_done_lookup(). Returns 0 or -errno. On failure result.json is
+ * never partial: it is the earlier one, or absent (always absent when
+ * there was none, and also when only the final directory fsync failed). */
+int journal_put_result(Journal *j, const char *ts, const char *text, size_t len,
+                       const JournalResultIds *ids);
 
-/* Read <ts>/result.json. Returns 0, -ENOENT or -errno. */
+/* Bytes of result texts kept in memory at most (journal_put_result()). */
+#define JOURNAL_KEPT_RESULTS ((size_t)4 << 20)
+
+/* Read <ts>'s result: from memory when this process stored it (and it was
+ * kept), else from result.json, whose SourceID and ReplyTo are read then.
+ * Returns 0, JOURNAL_CORRUPT when result.json is not a JSON object (with
+ * the text, and no ids), -ENOENT or -errno. Takes no lock across file
+ * I/O. */
+int journal_get_result(Journal *j, const char *ts, JournalResult **ret);
+
+JournalResult *journal_result_free(JournalResult *r);
+DEFINE_CLEANUP(JournalResult, journal_result_free)
+
+/* The text of <ts>'s result, as journal_get_result() finds it. Returns 0,
+ * -ENOENT or -errno. */
 int journal_load_result(Journal *j, const char *ts, char **ret_text, size_t *ret_len);
 
 /* Remove entry <ts>. With record, its result is remembered first under the
