@@ -523,6 +523,21 @@ START_TEST(test_stop_mid_plan)
 }
 END_TEST
 
+/* SIGTERM while a plan is checked (the MURANOAGENT_STOP_AT hook sends it
+ * from the pool, after the checks): the plan is not begun, stays pending
+ * for the next start, and the transport stops at once. */
+START_TEST(test_stop_while_checking)
+{
+        ck_assert_int_eq(setenv("MURANOAGENT_STOP_AT", "checked", 1), 0);
+        daemon_crash_init(&d);
+        connect_ready();
+        deliver_quick("a");
+        run_until(stopped, "the transport is stopped");
+        expect_log((const char *[]){"ack 1", "stop", NULL});
+        ck_assert(journal_is("P"));
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_roundtrip);
@@ -533,6 +548,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_ack_after_loss_drops_the_copy);
         tcase_add_test(tc, test_result_not_a_document_dropped);
         tcase_add_test(tc, test_stop_mid_plan);
+        tcase_add_test(tc, test_stop_while_checking);
 }
 
 int main(void)
