@@ -122,11 +122,172 @@ START_TEST(test_large)
         ck_assert_uint_eq(len, want.len);
         ck_assert_mem_eq(got, want.data, len);
 
-        ck_assert_int_eq(journal_load_plan(j, ts, &p, NULL), 0);
-        ck_assert_uint_eq(p->body_len, n);
-        ck_assert_mem_eq(p->body, body, n);
-        ck_assert_uint_eq(p->signature_len, sizeof(sig));
-        ck_assert_mem_eq(p->signature, sig, sizeof(sig));
+        /* From memory, then from plan.json. */
+        for (int from_disk = 0; from_disk < 2; from_disk++) {
+                p = journal_plan_free(p);
+                ck_assert_int_eq(journal_load_plan(j, ts, &p, NULL), 0);
+                ck_assert_uint_eq(p->body_len, n);
+                ck_assert_mem_eq(p->body, body, n);
+                ck_assert_uint_eq(p->signature_len, sizeof(sig));
+                ck_assert_mem_eq(p->signature, sig, sizeof(sig));
+        }
+}
+END_TEST
+
+/* The plan just stored is read back from memory, exactly as plan.json
+ * would give it, once; stored_here tells it from a plan found at open. */
+START_TEST(test_held_plan)
+{
+        _cleanup_(journal_freep) Journal *j = open_with(NULL);
+        _cleanup_(journal_plan_freep) JournalPlan *mem = NULL, *disk = NULL;
+        char pa[64], pb[64];
+        static const char other[] = "{\"Data\": \"ZWxzZQ==\", \"Signature\": \"\", \"ID\": \"x\", "
+                                    "\"ReplyTo\": null}";
+        char a[JOURNAL_TS_MAX], b[JOURNAL_TS_MAX];
+
+        ck_assert_int_eq(journal_put_plan(j, "body\377", 5, "\x80\x00", 2, "a\377b", "\xc3q", a),
+                         0);
+        ck_assert_int_eq(journal_put_plan(j, "two", 3, NULL, 0, "id2", NULL, b), 0);
+        /* Both files changed behind the journal's back ("else"). */
+        snprintf(pa, sizeof(pa), "plans/%s/plan.json", a);
+        snprintf(pb, sizeof(pb), "plans/%s/plan.json", b);
+        put_file(pa, other);
+        put_file(pb, other);
+
+        /* a was kept: what was stored, not what the file holds now. */
+        ck_assert_int_eq(journal_load_plan(j, a, &mem, NULL), 0);
+        ck_assert_uint_eq(mem->body_len, 5);
+        ck_assert_mem_eq(mem->body, "body\377", 6);
+        ck_assert_uint_eq(mem->signature_len, 2);
+        ck_assert_mem_eq(mem->signature, "\x80\x00", 2);
+        ck_assert_str_eq(json_string_value(mem->id), "a\xef\xbf\xbd"
+                                                     "b");
+        ck_assert_str_eq(json_string_value(mem->reply_to), "\xef\xbf\xbdq");
+        ck_assert(mem->stored_here);
+        /* Handed over once: then the file is read, and so is b's, stored
+         * while a was kept. */
+        ck_assert_int_eq(journal_load_plan(j, a, &disk, NULL), 0);
+        ck_assert_str_eq(disk->body, "else");
+        ck_assert(disk->stored_here);
+        disk = journal_plan_free(disk);
+        ck_assert_int_eq(journal_load_plan(j, b, &disk, NULL), 0);
+        ck_assert_str_eq(disk->body, "else");
+        ck_assert(disk->stored_here);
+}
+END_TEST
+
+/* What is kept equals what the file gives after a restart, byte for byte,
+ * and a plan found at open is not stored_here. */
+START_TEST(test_held_plan_as_read)
+{
+        _cleanup_(journal_freep) Journal *j = open_with(NULL);
+        _cleanup_(journal_plan_freep) JournalPlan *mem = NULL, *disk = NULL;
+        const unsigned char sig[3] = {0xff, 0, 7};
+        char ts[JOURNAL_TS_MAX];
+
+        ck_assert_int_eq(journal_put_plan(j, "{\"a\": 1}", 8, sig, sizeof(sig),
+                                          "\xf0\x9f\x98\x80 \xed\xa0\x80", "\xe2\x82", ts),
+                         0);
+        ck_assert_int_eq(journal_load_plan(j, ts, &mem, NULL), 0);
+        j = journal_free(j);
+        j = open_with(NULL);
+        ck_assert_int_eq(journal_load_plan(j, ts, &disk, NULL), 0);
+        ck_assert_uint_eq(mem->body_len, disk->body_len);
+        ck_assert_mem_eq(mem->body, disk->body, disk->body_len + 1);
+        ck_assert_uint_eq(mem->signature_len, disk->signature_len);
+        ck_assert_mem_eq(mem->signature, disk->signature, disk->signature_len);
+        ck_assert(json_equal(mem->id, disk->id));
+        ck_assert(json_equal(mem->reply_to, disk->reply_to));
+        ck_assert(mem->stored_here);
+        ck_assert(!disk->stored_here);
+}
+END_TEST
+
+/* A result is kept with the SourceID and ReplyTo its caller gave, and
+ * given back from memory; after a restart they are read from the file. */
+START_TEST(test_kept_result)
+{
+        _cleanup_(journal_freep) Journal *j = open_with(NULL);
+        _cleanup_(journal_result_freep) JournalResult *r = NULL;
+        _cleanup_json_ json_t *sid = json_string("given"), *rt = json_string("rq");
+        static const char text[] = "{\"SourceID\": \"in-text\", \"ReplyTo\": \"x\"}";
+        _cleanup_free_ char *rp = NULL, *back = NULL;
+        JournalResultIds ids = {sid, rt};
+        char ts[JOURNAL_TS_MAX], ts2[JOURNAL_TS_MAX], rel[64];
+        size_t len;
+
+        ck_assert_int_eq(journal_put_plan(j, "{}", 2, NULL, 0, "id", NULL, ts), 0);
+        ck_assert_int_eq(journal_put_result(j, ts, text, strlen(text), &ids), 0);
+        /* Gone from the disk behind the journal's back: still answered. */
+        snprintf(rel, sizeof(rel), "plans/%s/result.json", ts);
+        rp = pathf("%s", rel);
+        ck_assert_int_eq(unlink(rp), 0);
+        ck_assert_int_eq(journal_get_result(j, ts, &r), 0);
+        ck_assert_str_eq(r->text, text);
+        ck_assert_uint_eq(r->len, strlen(text));
+        ck_assert_str_eq(json_string_value(r->source_id), "given");
+        ck_assert_str_eq(json_string_value(r->reply_to), "rq");
+        r = journal_result_free(r);
+        ck_assert_int_eq(journal_load_result(j, ts, &back, &len), 0);
+        ck_assert_str_eq(back, text);
+
+        /* Without ids: read from the text, once, in memory. No ReplyTo. */
+        ck_assert_int_eq(journal_put_plan(j, "{}", 2, NULL, 0, "id2", NULL, ts2), 0);
+        ck_assert_int_eq(journal_put_result(j, ts2, "{\"SourceID\": 7}", 15, NULL), 0);
+        ck_assert_int_eq(journal_get_result(j, ts2, &r), 0);
+        ck_assert_int_eq(json_integer_value(r->source_id), 7);
+        ck_assert_ptr_null(r->reply_to);
+        r = journal_result_free(r);
+        /* Text that is no document is not kept: it reads as corrupt. */
+        ck_assert_int_eq(journal_put_result(j, ts2, "[1]", 3, NULL), 0);
+        ck_assert_int_eq(journal_get_result(j, ts2, &r), JOURNAL_CORRUPT);
+        r = journal_result_free(r);
+
+        /* After a restart: from result.json. */
+        put_file(rel, text);
+        j = journal_free(j);
+        j = open_with(NULL);
+        ck_assert_int_eq(journal_get_result(j, ts, &r), 0);
+        ck_assert_str_eq(r->text, text);
+        ck_assert_str_eq(json_string_value(r->source_id), "in-text");
+        ck_assert_str_eq(json_string_value(r->reply_to), "x");
+        r = journal_result_free(r);
+        /* One that is no document: corrupt, with its text. */
+        put_file(rel, "[1]");
+        ck_assert_int_eq(journal_get_result(j, ts, &r), JOURNAL_CORRUPT);
+        ck_assert_str_eq(r->text, "[1]");
+        ck_assert_ptr_null(r->source_id);
+}
+END_TEST
+
+/* Results beyond JOURNAL_KEPT_RESULTS are read from their file. */
+START_TEST(test_kept_results_bound)
+{
+        _cleanup_(journal_freep) Journal *j = open_with(NULL);
+        _cleanup_(journal_result_freep) JournalResult *r = NULL;
+        size_t n = JOURNAL_KEPT_RESULTS / 2 + 1;
+        _cleanup_free_ char *big = malloc(n + 1);
+        char ts[2][JOURNAL_TS_MAX], rel[64];
+
+        ck_assert_ptr_nonnull(big);
+        memset(big, ' ', n);
+        big[0] = '{', big[n - 1] = '}', big[n] = '\0';
+        for (int i = 0; i < 2; i++) {
+                ck_assert_int_eq(journal_put_plan(j, "{}", 2, NULL, 0, "id", NULL, ts[i]), 0);
+                ck_assert_int_eq(journal_put_result(j, ts[i], big, n, NULL), 0);
+        }
+        /* The second did not fit: its file is read. */
+        snprintf(rel, sizeof(rel), "plans/%s/result.json", ts[1]);
+        put_file(rel, "{}");
+        ck_assert_int_eq(journal_get_result(j, ts[1], &r), 0);
+        ck_assert_str_eq(r->text, "{}");
+        r = journal_result_free(r);
+        /* Once the first is gone, there is room again. */
+        ck_assert_int_eq(journal_remove(j, ts[0], false), 0);
+        ck_assert_int_eq(journal_put_result(j, ts[1], big, n, NULL), 0);
+        put_file(rel, "{}");
+        ck_assert_int_eq(journal_get_result(j, ts[1], &r), 0);
+        ck_assert_uint_eq(r->len, n);
 }
 END_TEST
 
@@ -497,6 +658,10 @@ static void add_tests(TCase *tc)
         tcase_add_loop_test(tc, test_layout, 0, (int)ELEMENTSOF(layout_cases));
         tcase_add_loop_test(tc, test_large, 0, (int)ELEMENTSOF(large_cases));
         tcase_add_test(tc, test_large_write_fails);
+        tcase_add_test(tc, test_held_plan);
+        tcase_add_test(tc, test_held_plan_as_read);
+        tcase_add_test(tc, test_kept_result);
+        tcase_add_test(tc, test_kept_results_bound);
         tcase_add_test(tc, test_reference_files);
         tcase_add_loop_test(tc, test_load, 0, (int)ELEMENTSOF(load_cases));
         tcase_add_test(tc, test_bad_names);

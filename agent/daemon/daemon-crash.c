@@ -17,7 +17,10 @@
  *
  * Unset (always, outside tests) each costs one branch per point. SIGKILL,
  * not abort(): nothing of ours may run on the way out, exactly as with
- * kill -9 from outside, and no core file is written. */
+ * kill -9 from outside, and no core file is written.
+ *
+ * MURANOAGENT_SLOW_FSYNC_MS=N makes every fsync of the journal take N ms
+ * more (its JournalOps), a slow disk for tests/integration/slow-disk.sh. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,4 +91,31 @@ void daemon_crash_point(Daemon *d, const char *point)
                         for (int i = 0; i < 10000 && !daemon_stop_requested(d); i++)
                                 usleep(1000);
         }
+}
+
+static unsigned slow_fsync_ms;
+
+static int slow_fsync(int fd)
+{
+        usleep(slow_fsync_ms * 1000U);
+        return fsync(fd);
+}
+
+const JournalOps *daemon_test_journal_ops(void)
+{
+        static const JournalOps slow = {.fsync = slow_fsync};
+        const char *v = getenv("MURANOAGENT_SLOW_FSYNC_MS");
+        unsigned long ms;
+        char *end;
+
+        if (!v || !*v)
+                return NULL;
+        ms = strtoul(v, &end, 10);
+        if (*end || ms == 0 || ms > 60000) {
+                log_warning(NULL, "MURANOAGENT_SLOW_FSYNC_MS=%s is not 1 to 60000; ignoring it", v);
+                return NULL;
+        }
+        slow_fsync_ms = (unsigned)ms;
+        log_warning(NULL, "test hook: every fsync of the journal takes %lu ms more", ms);
+        return &slow;
 }

@@ -176,6 +176,9 @@ void daemon_status_idle(Daemon *d);
  * loop thread. */
 void daemon_crash_init(Daemon *d);
 void daemon_crash_point(Daemon *d, const char *point);
+/* The MURANOAGENT_SLOW_FSYNC_MS=N test hook: the journal's file operations
+ * with an fsync N ms slower, or NULL (the system calls) when it is unset. */
+const JournalOps *daemon_test_journal_ops(void);
 
 /* daemon.c: move the daemon's stage forward to to; on the loop thread. */
 void daemon_stage_move(Daemon *d, DaemonStage to);

@@ -146,8 +146,13 @@ static void work_store(DaemonWork *w)
                 answer_unkept(w, PLAN_CODE_EXCEPTION, msg);
                 return;
         }
-        w->rc = journal_put_plan(d->journal, w->body ? w->body : (const uint8_t *)"", w->body_len,
-                                 w->sig, w->sig_len, w->msg_id, w->reply_to, w->ts);
+        /* The transport's body has a NUL after it: the journal may keep it. */
+        if (w->body)
+                w->rc = journal_put_plan_owned(d->journal, (char **)&w->body, w->body_len, w->sig,
+                                               w->sig_len, w->msg_id, w->reply_to, w->ts);
+        else
+                w->rc = journal_put_plan(d->journal, "", 0, w->sig, w->sig_len, w->msg_id,
+                                         w->reply_to, w->ts);
         if (!store_refused(w->rc))
                 return;
         w->refused = w->rc;

@@ -293,6 +293,7 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
                          signature_key_bits(d->key));
         }
 
+        jo.ops = daemon_test_journal_ops();
         rc = open_journal(d, &jo);
         if (rc != 0)
                 return rc;

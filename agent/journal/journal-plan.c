@@ -220,7 +220,7 @@ static int entry_create(Journal *j, char ts[JOURNAL_TS_MAX])
  * parse, Base64). One at most, so that memory stays bounded by one plan.
  * Failing costs nothing but the speed. The caller holds io, the only
  * lock under which held is filled. */
-static void hold_plan(Journal *j, const char *ts, const void *body, size_t body_len,
+static void hold_plan(Journal *j, const char *ts, const void *body, size_t body_len, char **owned,
                       const void *sig, size_t sig_len, const char *msg_id, const char *reply_to)
 {
         _cleanup_(journal_plan_freep) JournalPlan *p = NULL;
@@ -236,11 +236,13 @@ static void hold_plan(Journal *j, const char *ts, const void *body, size_t body_
                 return;
         p->id = text_string(msg_id ? msg_id : "");
         p->reply_to = reply_to ? text_string(reply_to) : json_null();
-        /* With a NUL after it, as read from plan.json. */
-        p->body = malloc(body_len + 1);
+        /* With a NUL after it, as read from plan.json: the caller's own
+         * buffer when it gives it, else a copy. */
+        p->body = owned && *owned ? TAKE_PTR(*owned) : malloc(body_len + 1);
         if (!p->id || !p->reply_to || !p->body)
                 return;
-        memcpy(p->body, body, body_len);
+        if (p->body != body)
+                memcpy(p->body, body, body_len);
         p->body[body_len] = '\0';
         p->body_len = body_len;
         if (sig_len > 0) {
@@ -257,8 +259,9 @@ static void hold_plan(Journal *j, const char *ts, const void *body, size_t body_
         pthread_mutex_unlock(&j->lock);
 }
 
-int journal_put_plan(Journal *j, const void *body, size_t body_len, const void *sig, size_t sig_len,
-                     const char *msg_id, const char *reply_to, char ret_ts[JOURNAL_TS_MAX])
+static int put_plan(Journal *j, const void *body, size_t body_len, char **owned, const void *sig,
+                    size_t sig_len, const char *msg_id, const char *reply_to,
+                    char ret_ts[JOURNAL_TS_MAX])
 {
         _cleanup_strbuf_ StrBuf tail = STRBUF_INIT;
         _cleanup_free_ char *buf = NULL;
@@ -312,7 +315,7 @@ int journal_put_plan(Journal *j, const void *body, size_t body_len, const void *
         pthread_mutex_unlock(&j->lock);
         /* Beyond max_plan_file reading it back would call it corrupt. */
         if (total <= j->max_plan_file)
-                hold_plan(j, ts, body, body_len, sig, po.sig_len, msg_id, reply_to);
+                hold_plan(j, ts, body, body_len, owned, sig, po.sig_len, msg_id, reply_to);
         memcpy(ret_ts, ts, JOURNAL_TS_MAX);
         goto out;
 
@@ -328,6 +331,19 @@ fail:
 out:
         pthread_mutex_unlock(&j->io);
         return r;
+}
+
+int journal_put_plan(Journal *j, const void *body, size_t body_len, const void *sig, size_t sig_len,
+                     const char *msg_id, const char *reply_to, char ret_ts[JOURNAL_TS_MAX])
+{
+        return put_plan(j, body, body_len, NULL, sig, sig_len, msg_id, reply_to, ret_ts);
+}
+
+int journal_put_plan_owned(Journal *j, char **body, size_t body_len, const void *sig,
+                           size_t sig_len, const char *msg_id, const char *reply_to,
+                           char ret_ts[JOURNAL_TS_MAX])
+{
+        return put_plan(j, *body, body_len, body, sig, sig_len, msg_id, reply_to, ret_ts);
 }
 
 JournalPlan *journal_plan_free(JournalPlan *p)
@@ -622,9 +638,10 @@ int journal_put_result(Journal *j, const char *ts, const char *text, size_t len,
         if (e) {
                 JournalResult *kept = NULL;
 
-                /* Kept without its ids when the text is no document:
-                 * publishing drops it. */
-                (void)result_new(text, len, ids, &kept);
+                /* Not kept when the text is no document: reading it
+                 * back says so (JOURNAL_CORRUPT). */
+                if (result_new(text, len, ids, &kept) != 0)
+                        kept = journal_result_free(kept);
                 pthread_mutex_lock(&j->lock);
                 e->result = true;
                 journal_index_keep(j, e, kept);
@@ -659,7 +676,8 @@ static int answer_put(Journal *j, const char *text, size_t len, char ts[JOURNAL_
                 r = journal_sync(j, j->plans_fd);
         if (r < 0)
                 goto fail;
-        (void)result_new(text, len, NULL, &kept);
+        if (result_new(text, len, NULL, &kept) != 0)
+                kept = journal_result_free(kept);
         pthread_mutex_lock(&j->lock);
         e = journal_index_add(j, ts);
         if (e) {

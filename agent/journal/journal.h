@@ -42,7 +42,10 @@
  * later call updates that index with what it did. journal_list() and
  * journal_next() therefore touch no disk at all, and
  * journal_done_lookup() lists nothing and reads only a matching result
- * (and, once each, the results it has not seen yet).
+ * (and, once each, the results of an earlier start it has not seen yet).
+ * The journal also keeps what it is asked to read back: the plan just
+ * stored (journal_load_plan()) and the results it stored, with their
+ * SourceID and ReplyTo (journal_get_result()); docs/journal.md, "Memory".
  *
  * Threads: a Journal may be shared by threads. The calls that touch the
  * files run one at a time (an internal lock, held across their fsyncs).
@@ -229,6 +232,14 @@ const JournalOpenReport *journal_open_report(const Journal *j);
  * be acked. Returns 0 or -errno (-ENOSPC, -EIO, ...). */
 int journal_put_plan(Journal *j, const void *body, size_t body_len, const void *sig, size_t sig_len,
                      const char *msg_id, const char *reply_to, char ret_ts[JOURNAL_TS_MAX]);
+
+/* journal_put_plan() of *body, a malloc'ed buffer with a byte after
+ * body_len that may be overwritten by a NUL: when the journal keeps the plan
+ * for reading back, it keeps this buffer rather than a copy, and *body is
+ * NULL then (else the caller's still). */
+int journal_put_plan_owned(Journal *j, char **body, size_t body_len, const void *sig,
+                           size_t sig_len, const char *msg_id, const char *reply_to,
+                           char ret_ts[JOURNAL_TS_MAX]);
 
 /* All entries in the reference's (string) order of their names, with
  * their state. From memory: never waits for the disk. Returns 0, -EAGAIN

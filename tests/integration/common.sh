@@ -187,6 +187,32 @@ wait_for() {
 # log_has NAME PATTERN [N]: the agent's log has at least N (1) matching lines.
 log_has() { [ "$(count_lines "$T/$1/log" "$2")" -ge "${3:-1}" ]; }
 
+# missed_heartbeats: how many times the broker's log says a client missed
+# its heartbeats.
+missed_heartbeats() { count_lines "$BROKER_DIR/log/rabbit.log" "missed heartbeats"; }
+
+# notify_listen SOCKET FILE status|watchdog: a datagram socket standing in
+# for systemd's, in the background (its pid in EXTRA_PIDS), until it
+# exists. status: the text of every STATUS= line the agent sends is
+# appended to FILE; watchdog: the time (ms, monotonic) of every WATCHDOG=1.
+notify_listen() {
+    python3 - "$@" <<'EOF_PY' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a") as out:
+    while True:
+        for line in s.recv(4096).decode(errors="replace").splitlines():
+            if sys.argv[3] == "status" and line.startswith("STATUS="):
+                out.write(line[7:] + "\n")
+            elif sys.argv[3] == "watchdog" and line == "WATCHDOG=1":
+                out.write("%d\n" % (time.monotonic() * 1000))
+            out.flush()
+EOF_PY
+    EXTRA_PIDS+=($!)
+    wait_for 10 test -S "$1"
+}
+
 # agent_wait_consuming NAME [N]: wait until the agent's log shows its N-th
 # (default 1) "consuming" line since the log began.
 agent_wait_consuming() {

@@ -30,21 +30,8 @@ q=$(qname a)
 rq=$q-results
 amqp declare "$q" "$rq" >/dev/null || bail "cannot declare the queues"
 
-# A datagram socket standing in for systemd's: every STATUS= line the agent
-# sends is appended to $T/status.
-python3 - "$T/notify.sock" "$T/status" <<'EOF_PY' &
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-with open(sys.argv[2], "a") as out:
-    while True:
-        for line in s.recv(4096).decode(errors="replace").splitlines():
-            if line.startswith("STATUS="):
-                out.write(line[7:] + "\n")
-                out.flush()
-EOF_PY
-EXTRA_PIDS+=($!)
-wait_for 10 test -S "$T/notify.sock" || bail "the notify socket did not appear"
+# Every STATUS= line the agent sends is appended to $T/status.
+notify_listen "$T/notify.sock" "$T/status" status || bail "the notify socket did not appear"
 
 # sized_plan FILE ID BYTES: a plan that runs one small script and carries
 # a file of BYTES bytes that no script uses.
