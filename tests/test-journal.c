@@ -140,14 +140,20 @@ START_TEST(test_held_plan)
 {
         _cleanup_(journal_freep) Journal *j = open_with(NULL);
         _cleanup_(journal_plan_freep) JournalPlan *mem = NULL, *disk = NULL;
-        char pa[64], pb[64];
+        _cleanup_free_ char *two = NULL, *body = NULL;
+        const char *kept;
+        char pa[64], pb[64], c[JOURNAL_TS_MAX];
         static const char other[] = "{\"Data\": \"ZWxzZQ==\", \"Signature\": \"\", \"ID\": \"x\", "
                                     "\"ReplyTo\": null}";
         char a[JOURNAL_TS_MAX], b[JOURNAL_TS_MAX];
 
         ck_assert_int_eq(journal_put_plan(j, "body\377", 5, "\x80\x00", 2, "a\377b", "\xc3q", a),
                          0);
-        ck_assert_int_eq(journal_put_plan(j, "two", 3, NULL, 0, "id2", NULL, b), 0);
+        /* Stored from a buffer the journal may take: it does not, since a
+         * plan is kept already. */
+        two = strdup("two");
+        ck_assert_int_eq(journal_put_plan_owned(j, &two, 3, NULL, 0, "id2", NULL, b), 0);
+        ck_assert_str_eq(two, "two");
         /* Both files changed behind the journal's back ("else"). */
         snprintf(pa, sizeof(pa), "plans/%s/plan.json", a);
         snprintf(pb, sizeof(pb), "plans/%s/plan.json", b);
@@ -173,6 +179,16 @@ START_TEST(test_held_plan)
         ck_assert_int_eq(journal_load_plan(j, b, &disk, NULL), 0);
         ck_assert_str_eq(disk->body, "else");
         ck_assert(disk->stored_here);
+
+        /* None is kept now: the buffer is taken and handed back. */
+        body = strdup("three");
+        kept = body;
+        ck_assert_int_eq(journal_put_plan_owned(j, &body, 5, NULL, 0, "id3", NULL, c), 0);
+        ck_assert_ptr_null(body);
+        mem = journal_plan_free(mem);
+        ck_assert_int_eq(journal_load_plan(j, c, &mem, NULL), 0);
+        ck_assert_ptr_eq(mem->body, kept);
+        ck_assert_str_eq(mem->body, "three");
 }
 END_TEST
 

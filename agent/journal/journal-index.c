@@ -203,7 +203,10 @@ int journal_index_fresh(Journal *j)
         size_t n = 0;
         int r;
 
-        if (!journal_index_is_stale(j))
+        pthread_mutex_lock(&j->lock);
+        r = j->index_stale;
+        pthread_mutex_unlock(&j->lock);
+        if (!r)
                 return 0;
         r = index_list(j, &v, &n);
         if (r < 0)
@@ -230,16 +233,6 @@ int journal_index_fresh(Journal *j)
         j->index_stale = false;
         pthread_mutex_unlock(&j->lock);
         return 0;
-}
-
-bool journal_index_is_stale(Journal *j)
-{
-        bool stale;
-
-        pthread_mutex_lock(&j->lock);
-        stale = j->index_stale;
-        pthread_mutex_unlock(&j->lock);
-        return stale;
 }
 
 bool journal_index_state(const JournalIndexEntry *e, JournalState *ret)

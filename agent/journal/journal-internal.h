@@ -228,9 +228,6 @@ void journal_index_probe(Journal *j, const char *ts);
  * lock, the swap with it. Returns 0 or -errno. */
 int journal_index_fresh(Journal *j);
 
-/* Whether the index is stale, read under lock. */
-bool journal_index_is_stale(Journal *j);
-
 /* The state an entry is listed with; false when it is not listed (it has
  * neither plan.json nor result.json). */
 bool journal_index_state(const JournalIndexEntry *e, JournalState *ret);

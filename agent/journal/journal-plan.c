@@ -214,33 +214,24 @@ static int entry_create(Journal *j, char ts[JOURNAL_TS_MAX])
         return 0;
 }
 
-/* Keep the plan just stored as entry ts, as journal_load_plan() would read
- * it back, unless one is kept already: the daemon prepares it next, nearly
- * always, and reading a 2 MiB plan back costs about 20 ms of CPU (read,
- * parse, Base64). One at most, so that memory stays bounded by one plan.
- * Failing costs nothing but the speed. The caller holds io, the only
- * lock under which held is filled. */
-static void hold_plan(Journal *j, const char *ts, const void *body, size_t body_len, char **owned,
-                      const void *sig, size_t sig_len, const char *msg_id, const char *reply_to)
+/* The plan just stored, as journal_load_plan() would read it back, to be
+ * kept for it: the daemon prepares it next, nearly always, and reading a
+ * 2 MiB plan back costs about 20 ms of CPU (read, parse, Base64). NULL
+ * when out of memory, which costs nothing but the speed. */
+static JournalPlan *plan_copy(const void *body, size_t body_len, char **owned, const void *sig,
+                              size_t sig_len, const char *msg_id, const char *reply_to)
 {
-        _cleanup_(journal_plan_freep) JournalPlan *p = NULL;
-        bool empty;
+        _cleanup_(journal_plan_freep) JournalPlan *p = calloc(1, sizeof(*p));
 
-        pthread_mutex_lock(&j->lock);
-        empty = !j->held;
-        pthread_mutex_unlock(&j->lock);
-        if (!empty)
-                return;
-        p = calloc(1, sizeof(*p));
         if (!p)
-                return;
+                return NULL;
         p->id = text_string(msg_id ? msg_id : "");
         p->reply_to = reply_to ? text_string(reply_to) : json_null();
         /* With a NUL after it, as read from plan.json: the caller's own
          * buffer when it gives it, else a copy. */
         p->body = owned && *owned ? TAKE_PTR(*owned) : malloc(body_len + 1);
         if (!p->id || !p->reply_to || !p->body)
-                return;
+                return NULL;
         if (p->body != body)
                 memcpy(p->body, body, body_len);
         p->body[body_len] = '\0';
@@ -248,15 +239,23 @@ static void hold_plan(Journal *j, const char *ts, const void *body, size_t body_
         if (sig_len > 0) {
                 p->signature = malloc(sig_len);
                 if (!p->signature)
-                        return;
+                        return NULL;
                 memcpy(p->signature, sig, sig_len);
                 p->signature_len = sig_len;
         }
         p->stored_here = true;
+        return TAKE_PTR(p);
+}
+
+/* Whether no plan is kept for reading back. */
+static bool hold_free(Journal *j)
+{
+        bool free_;
+
         pthread_mutex_lock(&j->lock);
-        j->held = TAKE_PTR(p);
-        snprintf(j->held_ts, sizeof(j->held_ts), "%s", ts);
+        free_ = !j->held;
         pthread_mutex_unlock(&j->lock);
+        return free_;
 }
 
 static int put_plan(Journal *j, const void *body, size_t body_len, char **owned, const void *sig,
@@ -267,6 +266,7 @@ static int put_plan(Journal *j, const void *body, size_t body_len, char **owned,
         _cleanup_free_ char *buf = NULL;
         _cleanup_close_ int entry_fd = -1;
         PlanOut po = {.body = body, .body_len = body_len, .sig = sig, .sig_len = sig ? sig_len : 0};
+        _cleanup_(journal_plan_freep) JournalPlan *held = NULL;
         char ts[JOURNAL_TS_MAX];
         JournalIndexEntry *e;
         size_t total;
@@ -306,16 +306,24 @@ static int put_plan(Journal *j, const void *body, size_t body_len, char **owned,
         r = journal_sync(j, j->plans_fd);
         if (r < 0)
                 goto fail;
+        /* Kept for reading back when none is (one at most, so that memory
+         * stays bounded by one plan; only io holders fill the slot), and
+         * within max_plan_file, beyond which reading it back would call it
+         * corrupt. Listed and kept at once, so that it is never read from
+         * the file while it is being kept. */
+        if (total <= j->max_plan_file && hold_free(j))
+                held = plan_copy(body, body_len, owned, sig, po.sig_len, msg_id, reply_to);
         pthread_mutex_lock(&j->lock);
         e = journal_index_add(j, ts);
         if (e) {
                 e->plan = true;
                 e->ours = true;
+                if (held) {
+                        j->held = TAKE_PTR(held);
+                        snprintf(j->held_ts, sizeof(j->held_ts), "%s", ts);
+                }
         }
         pthread_mutex_unlock(&j->lock);
-        /* Beyond max_plan_file reading it back would call it corrupt. */
-        if (total <= j->max_plan_file)
-                hold_plan(j, ts, body, body_len, owned, sig, po.sig_len, msg_id, reply_to);
         memcpy(ret_ts, ts, JOURNAL_TS_MAX);
         goto out;
 

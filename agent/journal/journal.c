@@ -304,14 +304,16 @@ static int index_read_lock(Journal *j)
 {
         int r;
 
-        if (journal_index_is_stale(j)) {
-                if (pthread_mutex_trylock(&j->io) != 0)
-                        return -EAGAIN;
-                r = journal_index_fresh(j);
-                pthread_mutex_unlock(&j->io);
-                if (r < 0)
-                        return r;
-        }
+        pthread_mutex_lock(&j->lock);
+        if (!j->index_stale)
+                return 0;
+        pthread_mutex_unlock(&j->lock);
+        if (pthread_mutex_trylock(&j->io) != 0)
+                return -EAGAIN;
+        r = journal_index_fresh(j);
+        pthread_mutex_unlock(&j->io);
+        if (r < 0)
+                return r;
         pthread_mutex_lock(&j->lock);
         return 0;
 }

@@ -235,8 +235,8 @@ int journal_put_plan(Journal *j, const void *body, size_t body_len, const void *
 
 /* journal_put_plan() of *body, a malloc'ed buffer with a byte after
  * body_len that may be overwritten by a NUL: when the journal keeps the plan
- * for reading back, it keeps this buffer rather than a copy, and *body is
- * NULL then (else the caller's still). */
+ * for reading back, it keeps this buffer rather than a copy. *body is NULL
+ * when the journal took it (the caller frees it otherwise). */
 int journal_put_plan_owned(Journal *j, char **body, size_t body_len, const void *sig,
                            size_t sig_len, const char *msg_id, const char *reply_to,
                            char ret_ts[JOURNAL_TS_MAX]);

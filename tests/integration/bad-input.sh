@@ -88,4 +88,23 @@ check "the agent is still running" agent_alive a
 agent_stop a
 same "SIGTERM: the agent exits 0" 0 "$AGENT_STATUS"
 
+# A result.json that is no JSON object, found at the next start ahead of a
+# plan: logged and removed (on the thread pool), not published, and the
+# plan behind it runs.
+mkdir -p "$T/a/storage/plans/100" "$T/a/storage/plans/200"
+printf '[1]' >"$T/a/storage/plans/100/result.json"
+printf '{"Data": "%s", "Signature": "", "ID": "m-after", "ReplyTo": null}' \
+    "$(base64 -w0 "$T/probe")" >"$T/a/storage/plans/200/plan.json"
+agent_start a
+agent_wait_consuming a 2 || bail "the agent did not start consuming again"
+mkdir -p "$T/res4"
+amqp drain --count 1 --idle 10000 --out "$T/res4" "$rq" >/dev/null
+same "the plan behind it is answered" "$(printf 'm-after\t0')" \
+    "$(results_table "$T/res4" | cut -f1,2)"
+same "and nothing else" 0 "$(amqp drain --idle 2000 "$rq")"
+check "the bad result is logged" log_has a "entry 100: result.json is not a JSON object; dropping it"
+same "the journal holds no entry" "" "$(journal_entries a)"
+agent_stop a
+same "SIGTERM: the agent exits 0" 0 "$AGENT_STATUS"
+
 done_testing
