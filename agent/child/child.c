@@ -11,6 +11,7 @@
  * handle even when it fails, so that one is closed on every path too. The
  * pidfd is closed in its poll handle's close callback, when libuv no longer
  * watches it. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -30,14 +31,41 @@ extern char **environ;
  * since libuv hands it back to read_cb before it asks for it again. */
 #define CHILD_READ_SIZE 65536
 
+/* A captured stream's life: open until end of file (or a read error), or
+ * until the eof grace cuts it; child_stream_close() is the one place that
+ * ends it. */
+typedef enum ChildStreamState {
+        CHILD_STREAM_NONE, /* not captured: there is no pipe */
+        CHILD_STREAM_OPEN, /* reading */
+        CHILD_STREAM_EOF,  /* closed at end of file or a read error */
+        CHILD_STREAM_CUT,  /* closed before end of file, when the eof grace was over */
+} ChildStreamState;
+
 typedef struct ChildStream {
         Child *child;   /* borrowed: the owner */
-        uv_pipe_t pipe; /* the read end; initialised only when captured */
-        bool captured;  /* the pipe exists */
-        bool open;      /* reading: neither end of file nor cut yet */
-        bool cut;       /* closed before end of file */
+        uv_pipe_t pipe; /* the read end; initialised unless CHILD_STREAM_NONE */
+        ChildStreamState state;
         ChildCapture capture;
 } ChildStream;
+
+/* A child's life, as tmux's job.c keeps a job's: the exit of the direct
+ * child and end of file on the pipes come in either order, and the child is
+ * over only when both are in (and an end that began has sent its SIGKILL).
+ * It only moves forward, and only in child_move(). */
+typedef enum ChildState {
+        CHILD_RUNNING, /* the direct child's exit is not in yet */
+        CHILD_EXITED,  /* reaped, or it never ran; pipes (or SIGKILL) still due */
+        CHILD_CLOSING, /* over: the handles are closing and the report is due */
+} ChildState;
+
+/* How far an end (a timeout or child_cancel()) has gone, independent of
+ * the exit: processes of the group may outlive the direct child. Only
+ * child_signal() moves it. */
+typedef enum ChildEnd {
+        CHILD_END_NONE, /* nobody asked the child to end */
+        CHILD_END_TERM, /* SIGTERM went out; SIGKILL follows after kill_grace_ms */
+        CHILD_END_KILL, /* SIGKILL went out */
+} ChildEnd;
 
 struct Child {
         uv_loop_t *loop;          /* borrowed */
@@ -50,13 +78,14 @@ struct Child {
         uv_timer_t eof_timer;     /* exit -> pipes cut */
         ChildStream out, err;
 
-        unsigned handles;    /* initialised handles whose close callback is still due */
-        bool process_handle; /* uv_spawn() was called, so the process handle needs closing */
-        bool poll_handle;    /* exit_poll was initialised */
-        bool exited;         /* the exit callback came, or the program never ran */
-        bool ending;         /* SIGTERM (or an immediate SIGKILL) went out */
-        bool killed;         /* SIGKILL went out */
-        bool closing;        /* over: the handles are closing and the report is due */
+        unsigned handles; /* initialised handles whose close callback is still due */
+        /* Which way the exit is watched, a fact fixed at the spawn rather
+         * than a stage of the child's life: uv_spawn() was called, so the
+         * process handle needs closing (else the pidfd's poll handle,
+         * closed when the exit came, or none when nothing ran). */
+        bool process_handle;
+        ChildState state;
+        ChildEnd end;
 
         uint64_t kill_grace_ms;
         uint64_t eof_grace_ms;
@@ -89,12 +118,12 @@ static void child_finish_output(Child *c, ChildStream *s, ChildOutput *o)
 {
         int r;
 
-        if (!s->captured)
+        if (s->state == CHILD_STREAM_NONE)
                 return;
         r = child_capture_finish(&s->capture, o);
         if (r < 0 && c->result.error == 0)
                 c->result.error = r;
-        o->cut = s->cut;
+        o->cut = s->state == CHILD_STREAM_CUT;
 }
 
 /* The last close callback: build the outputs, report, and free. */
@@ -109,7 +138,7 @@ static void child_report(Child *c)
 static void child_handle_closed(Child *c)
 {
         c->handles--;
-        if (c->closing && c->handles == 0)
+        if (c->state == CHILD_CLOSING && c->handles == 0)
                 child_report(c);
 }
 
@@ -134,12 +163,16 @@ static void child_stream_on_close(uv_handle_t *h)
         child_handle_closed(s->child);
 }
 
+static bool child_stream_open(const ChildStream *s)
+{
+        return s->state == CHILD_STREAM_OPEN;
+}
+
 static void child_stream_close(ChildStream *s, bool cut)
 {
-        if (!s->open)
+        if (!child_stream_open(s))
                 return;
-        s->open = false;
-        s->cut = cut;
+        s->state = cut ? CHILD_STREAM_CUT : CHILD_STREAM_EOF;
         uv_read_stop((uv_stream_t *)&s->pipe);
         uv_close((uv_handle_t *)&s->pipe, child_stream_on_close);
 }
@@ -148,8 +181,10 @@ static void child_stream_close(ChildStream *s, bool cut)
  * hook's tree. ESRCH from the group only means it is empty. */
 static void child_signal(Child *c, int sig)
 {
-        if (sig == SIGKILL)
-                c->killed = true;
+        ChildEnd to = sig == SIGKILL ? CHILD_END_KILL : CHILD_END_TERM;
+
+        if (c->end < to)
+                c->end = to;
         if (c->kill_tree)
                 c->kill_tree(c->kill_userdata, sig);
         if (c->pid > 0)
@@ -167,7 +202,6 @@ static bool child_group_alive(const Child *c)
 
 static void child_close_all(Child *c)
 {
-        c->closing = true;
         /* The pipes are closed already: the caller saw both at end of file. */
         uv_close((uv_handle_t *)&c->timeout_timer, child_on_close);
         uv_close((uv_handle_t *)&c->kill_timer, child_on_close);
@@ -177,14 +211,25 @@ static void child_close_all(Child *c)
         /* The poll handle was closed when the exit came. */
 }
 
+/* The one place where the child's state changes: one step forward, on
+ * the exit (RUNNING to EXITED) or when all is in (EXITED to CLOSING, which
+ * closes the handles; the last close callback reports). */
+static void child_move(Child *c, ChildState to)
+{
+        assert(to == c->state + 1);
+        c->state = to;
+        if (to == CHILD_CLOSING)
+                child_close_all(c);
+}
+
 /* The state machine's one gate: the child is over when the exit is in, no
  * pipe is open, and an end that began has sent its SIGKILL (or found no
  * process left to send it to). */
 static void child_check_done(Child *c)
 {
-        if (c->closing || !c->exited || c->out.open || c->err.open)
+        if (c->state != CHILD_EXITED || child_stream_open(&c->out) || child_stream_open(&c->err))
                 return;
-        if (c->ending && !c->killed) {
+        if (c->end == CHILD_END_TERM) {
                 /* Processes of the group that live on after the SIGTERM
                  * get the grace and then SIGKILL from the kill timer, which
                  * comes back here. */
@@ -192,7 +237,7 @@ static void child_check_done(Child *c)
                         return;
                 child_signal(c, SIGKILL);
         }
-        child_close_all(c);
+        child_move(c, CHILD_CLOSING);
 }
 
 static void child_on_kill_timer(uv_timer_t *t)
@@ -207,9 +252,8 @@ static void child_on_kill_timer(uv_timer_t *t)
  * when there is no grace. */
 static void child_end(Child *c)
 {
-        if (c->ending || c->closing)
+        if (c->end != CHILD_END_NONE || c->state == CHILD_CLOSING)
                 return;
-        c->ending = true;
         if (c->kill_grace_ms == 0) {
                 child_signal(c, SIGKILL);
         } else {
@@ -238,10 +282,10 @@ static void child_on_eof_timer(uv_timer_t *t)
 
 static void child_exited(Child *c, int exit_status, int term_signal)
 {
-        c->exited = true;
+        child_move(c, CHILD_EXITED);
         c->result.exit_status = exit_status;
         c->result.term_signal = term_signal;
-        if (c->out.open || c->err.open)
+        if (child_stream_open(&c->out) || child_stream_open(&c->err))
                 uv_timer_start(&c->eof_timer, child_on_eof_timer, c->eof_grace_ms, 0);
         child_check_done(c);
 }
@@ -308,7 +352,7 @@ static void child_stream_start(ChildStream *s)
 {
         int r;
 
-        if (!s->open)
+        if (!child_stream_open(s))
                 return;
         r = uv_read_start((uv_stream_t *)&s->pipe, child_on_alloc, child_on_read);
         if (r < 0) {
@@ -369,7 +413,6 @@ static int child_start_clone3(Child *c, const ChildSpec *spec, int out_fd, int e
                 return r;
         uv_poll_init(c->loop, &c->exit_poll, c->pidfd);
         c->exit_poll.data = c;
-        c->poll_handle = true;
         c->handles++;
         r = uv_poll_start(&c->exit_poll, UV_READABLE, child_on_pidfd);
         if (r < 0) {
@@ -471,16 +514,15 @@ static int child_spec_check(const ChildSpec *spec)
 
 /* Initialise the stream's pipe handle on the read end, which it then owns.
  * Returns 0 or a negative errno; the handle needs closing either way. */
-static int child_stream_open(Child *c, ChildStream *s, int read_fd)
+static int child_stream_init(Child *c, ChildStream *s, int read_fd)
 {
         int r;
 
         s->child = c;
-        s->captured = true;
         uv_pipe_init(c->loop, &s->pipe, 0);
         s->pipe.data = s;
         c->handles++;
-        s->open = true;
+        s->state = CHILD_STREAM_OPEN;
         r = uv_pipe_open(&s->pipe, read_fd);
         if (r < 0) {
                 close(read_fd);
@@ -521,9 +563,9 @@ static void child_abandon(Child *c)
         uv_close((uv_handle_t *)&c->timeout_timer, child_abandon_on_close);
         uv_close((uv_handle_t *)&c->kill_timer, child_abandon_on_close);
         uv_close((uv_handle_t *)&c->eof_timer, child_abandon_on_close);
-        if (c->out.open)
+        if (child_stream_open(&c->out))
                 uv_close((uv_handle_t *)&c->out.pipe, child_abandon_stream_on_close);
-        if (c->err.open)
+        if (child_stream_open(&c->err))
                 uv_close((uv_handle_t *)&c->err.pipe, child_abandon_stream_on_close);
 }
 
@@ -576,10 +618,10 @@ int child_spawn(uv_loop_t *loop, const ChildSpec *spec, child_done_cb done, void
         child_timer_init(c, &c->eof_timer);
 
         if (spec->capture_stdout)
-                r = child_stream_open(c, &c->out, pout[0]);
+                r = child_stream_init(c, &c->out, pout[0]);
         if (spec->capture_stderr) {
                 if (r == 0)
-                        r = child_stream_open(c, &c->err, perr[0]);
+                        r = child_stream_init(c, &c->err, perr[0]);
                 else
                         closep(&perr[0]); /* never handed to a pipe handle */
         }
@@ -599,7 +641,7 @@ int child_spawn(uv_loop_t *loop, const ChildSpec *spec, child_done_cb done, void
                 /* The program never ran: report it from the loop, like any
                  * other end, once the handles are closed. */
                 c->result.spawn_error = r;
-                c->exited = true;
+                child_move(c, CHILD_EXITED);
                 child_stream_close(&c->out, false);
                 child_stream_close(&c->err, false);
                 child_check_done(c);
@@ -619,7 +661,7 @@ int child_spawn(uv_loop_t *loop, const ChildSpec *spec, child_done_cb done, void
 
 void child_cancel(Child *c)
 {
-        if (!c || c->closing)
+        if (!c || c->state == CHILD_CLOSING)
                 return;
         c->result.cancelled = true;
         child_end(c);

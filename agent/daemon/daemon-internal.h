@@ -38,13 +38,60 @@ typedef struct DaemonHook {
         unsigned countdown;
 } DaemonHook;
 
+/* The daemon's own life. It only moves forward, in daemon_stage_move();
+ * the stop goes STOPPING, CLOSING, STOPPED, and a start that fails after
+ * RUNNING goes to STOPPED at once. */
+typedef enum DaemonStage {
+        DAEMON_STARTING, /* the signals and timers are not initialised yet */
+        DAEMON_RUNNING,  /* they are: the pump works */
+        DAEMON_STOPPING, /* SIGTERM or SIGINT came; the plan, the disk work and the
+                          * publish lane are awaited; no plan starts */
+        DAEMON_CLOSING,  /* all that is over: transport_stop() was called */
+        DAEMON_STOPPED,  /* the handles are closing: the loop ends */
+} DaemonStage;
+
+/* The plan lane: one plan at a time is checked, run and its result stored.
+ * It moves one step forward, or back to idle from any step, in
+ * plan_lane_move() (daemon-pump.c) only. */
+typedef enum DaemonPlanLane {
+        PLAN_IDLE,     /* free: the next pending or interrupted entry may be taken up */
+        PLAN_CHECKING, /* its WORK_PREPARE or WORK_INTERRUPTED item is on the pool */
+        PLAN_RUNNING,  /* the runner has it */
+        PLAN_STORING,  /* its result's WORK_RESULT item is on the pool, or stalled */
+} DaemonPlanLane;
+
+/* The publish lane: one result at a time is published, confirmed and
+ * removed. It moves in pub_lane_move() (daemon-pump.c) only. */
+typedef enum DaemonPubLane {
+        PUB_IDLE,       /* free: the next unsent result may be published */
+        PUB_CONFIRMING, /* published as publish_seq; its confirm is awaited */
+        PUB_REMOVING,   /* confirmed: its WORK_REMOVE item is on the pool */
+        PUB_DROPPING,   /* the result is no document: its WORK_DROP item is on the pool */
+} DaemonPubLane;
+
+/* The transport calls the daemon makes once the transport is started, as
+ * transport.h has them. A table so that the pump's unit test
+ * (tests/test-daemon-pump.c) can stand in for the broker; the daemon uses
+ * daemon_transport_sys. */
+typedef struct DaemonTransportOps {
+        int (*publish)(Transport *t, const char *exchange, const char *routing_key,
+                       const char *message_id, const void *body, size_t len, uint64_t *ret_seq);
+        int (*ack)(Transport *t, uint64_t tag);
+        int (*reject)(Transport *t, uint64_t tag, bool requeue);
+        bool (*is_ready)(const Transport *t);
+        int (*stop)(Transport *t, transport_stopped_cb stopped);
+} DaemonTransportOps;
+
+extern const DaemonTransportOps daemon_transport_sys;
+
 typedef struct Daemon {
         uv_loop_t *loop;
         const Config *cfg;
         Journal *journal;
         Runner *runner;
         Transport *transport;
-        SignatureKey *key; /* NULL when engine_key is empty */
+        const DaemonTransportOps *tops; /* the calls made on transport */
+        SignatureKey *key;              /* NULL when engine_key is empty */
 
         uv_signal_t sigterm;
         uv_signal_t sigint;
@@ -63,31 +110,32 @@ typedef struct Daemon {
         int space_errno;     /* why it was refused */
         bool space_stored;   /* a plan was stored since */
 
+        /* Written on the loop thread by daemon_stage_move() only, and read
+         * on the pool too (daemon_stop_requested()). */
+        DaemonStage stage;
+
         /* The pump works in the reference's order, on two lanes: one plan
-         * at a time is checked, run and its result stored (busy), and one
-         * result at a time is published, confirmed and removed (pub_busy).
-         * The next plan may start while the last result awaits its
-         * confirm; a result not yet published still goes before any plan. */
-        bool busy;
-        char busy_ts[JOURNAL_TS_MAX]; /* the plan being worked on */
-        bool pub_busy;
-        char pub_ts[JOURNAL_TS_MAX]; /* the result being published or removed */
-        bool publishing;             /* pub_ts awaits its confirm */
-        uint64_t publish_seq;
+         * at a time is checked, run and its result stored, and one result
+         * at a time is published, confirmed and removed. The next plan may
+         * start while the last result awaits its confirm; a result not yet
+         * published still goes before any plan. */
+        DaemonPlanLane plan;
+        char busy_ts[JOURNAL_TS_MAX]; /* the plan lane's entry, "" when idle */
+        DaemonPubLane pub;
+        char pub_ts[JOURNAL_TS_MAX]; /* the publish lane's entry, "" when idle */
+        uint64_t publish_seq;        /* PUB_CONFIRMING: the confirm awaited */
 
         unsigned work_in_flight;    /* uv_work_t items not yet completed */
         unsigned drops_in_flight;   /* of them WORK_DROP: no plan starts meanwhile */
         struct DaemonWork *stalled; /* work waiting for the retry timer (disk errors) */
+        /* READY=1 went to systemd. A one-time fact of the connection's
+         * history (the first on_ready), whatever the stage. */
         bool ready_notified;
-        bool stopping;
-        bool stop_started;  /* the transport is being stopped */
-        bool handles_ready; /* signals and timers are initialised */
-        bool transport_stopped;
         int exit_status;
         uint64_t n_plans;        /* plans finished since start, for STATUS= */
         char *lost_reason;       /* the last reason on_lost logged as a warning */
         uint64_t lost_logged_ms; /* and when (uv_now) */
-        bool trimmed;            /* nothing ran since the last trim */
+        bool trimmed;            /* nothing ran since the last trim: a fact of the heap */
 
         /* The MURANOAGENT_CRASH_AT and _STOP_AT test hooks (daemon-crash.c). */
         DaemonHook crash;
@@ -132,11 +180,22 @@ void daemon_crash_point(Daemon *d, const char *point);
  * with an fsync N ms slower, or NULL (the system calls) when it is unset. */
 const JournalOps *daemon_test_journal_ops(void);
 
+/* daemon.c: move the daemon's stage forward to to; on the loop thread. */
+void daemon_stage_move(Daemon *d, DaemonStage to);
+
 /* Whether a stop was asked for (SIGTERM or SIGINT); safe on any thread. */
 static inline bool daemon_stop_requested(const Daemon *d)
 {
-        return __atomic_load_n(&d->stopping, __ATOMIC_ACQUIRE);
+        return __atomic_load_n(&d->stage, __ATOMIC_ACQUIRE) >= DAEMON_STOPPING;
 }
+
+/* daemon.c: the transport's callbacks, and what daemon_start() does once
+ * the journal, the runner and the transport are made and before the
+ * transport starts: the runner's idle callback, the signals, the timers
+ * and the watchdog (DAEMON_RUNNING). The pump's unit test calls them with
+ * a transport of its own. */
+extern const TransportCallbacks daemon_transport_callbacks;
+void daemon_begin(Daemon *d);
 
 /* daemon-notify.c: systemd's notify protocol (sd_notify(3)) without
  * libsystemd, a no-op outside systemd. daemon_notify_send() sends text as

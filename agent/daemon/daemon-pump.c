@@ -1,8 +1,9 @@
 /* The daemon's work, in the reference's order (spec 4.1): unsent results
- * first, then plans. One entry is worked on at a time ("busy"); storing new
- * deliveries runs beside it. Every journal call that fsyncs runs in a
- * uv_work_t on libuv's thread pool (daemon-work.c); its after-work callback,
- * here, continues on the loop. docs/daemon.md tells the life of a message. */
+ * first, then plans, on two lanes (DaemonPlanLane, DaemonPubLane): one plan
+ * and one result at a time; storing new deliveries runs beside them. Every journal call that fsyncs
+ * runs in a uv_work_t on libuv's thread pool (daemon-work.c); its after-work callback, here,
+ * continues on the loop. docs/daemon.md tells the life of a message. */
+#include <assert.h>
 #include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -27,6 +28,12 @@ int daemon_queue_work(Daemon *d, DaemonWork *w)
         if (rc == 0)
                 d->work_in_flight++;
         return rc;
+}
+
+/* Whether entry ts is on the plan lane. */
+static bool plan_lane_has(const Daemon *d, const char *ts)
+{
+        return d->plan != PLAN_IDLE && streq(d->busy_ts, ts);
 }
 
 /* ---- back on the loop ------------------------------------------------ */
@@ -65,19 +72,56 @@ static void stall(Daemon *d, DaemonWork *w)
         retry_later(d);
 }
 
-/* The plan lane is free: the next plan may be prepared. */
-static void plan_lane_free(Daemon *d)
+/* The one place the plan lane moves: from idle to checking entry ts, one
+ * step on (checking, running, storing), or back to idle from any step,
+ * when the next plan may be taken up. */
+static void plan_lane_move(Daemon *d, DaemonPlanLane to, const char *ts)
 {
-        d->busy = false;
-        d->busy_ts[0] = '\0';
+        assert(to == PLAN_IDLE || to == d->plan + 1);
+        d->plan = to;
+        if (to == PLAN_IDLE)
+                d->busy_ts[0] = '\0';
+        else if (to == PLAN_CHECKING)
+                snprintf(d->busy_ts, sizeof(d->busy_ts), "%s", ts);
 }
 
-/* The publish lane is free: the next result may be published. */
+static void plan_lane_free(Daemon *d)
+{
+        plan_lane_move(d, PLAN_IDLE, NULL);
+}
+
+/* Whether the publish lane may move from one step to another. */
+static bool pub_lane_may(DaemonPubLane from, DaemonPubLane to)
+{
+        switch (to) {
+        case PUB_CONFIRMING:
+        case PUB_DROPPING:
+                return from == PUB_IDLE;
+        case PUB_REMOVING:
+                return from == PUB_CONFIRMING;
+        case PUB_IDLE:
+        default:
+                return true;
+        }
+}
+
+/* The one place the publish lane moves: from idle to awaiting the confirm
+ * of entry ts's result (or to dropping entry ts, whose result is no
+ * document), from the confirm on to the removal, and back to idle from any
+ * step, when the next result may be published. */
+static void pub_lane_move(Daemon *d, DaemonPubLane to, const char *ts)
+{
+        assert(pub_lane_may(d->pub, to));
+        d->pub = to;
+        if (to == PUB_IDLE)
+                d->pub_ts[0] = '\0';
+        else if (ts)
+                snprintf(d->pub_ts, sizeof(d->pub_ts), "%s", ts);
+}
+
 static void pub_lane_free(Daemon *d)
 {
-        d->pub_busy = false;
-        d->publishing = false;
-        d->pub_ts[0] = '\0';
+        pub_lane_move(d, PUB_IDLE, NULL);
 }
 
 static void on_plan_done(Runner *r, json_t *result, void *userdata);
@@ -106,7 +150,7 @@ static void after_drop(Daemon *d, DaemonWork *w)
                 log_warning(NULL, "cannot remove entry %s: %s", w->ts, strerror(-w->rc));
         /* A result that was not a document (publish_result) frees the
          * publish lane only now, or it would be picked up again. */
-        if (d->pub_busy && streq(d->pub_ts, w->ts))
+        if (d->pub == PUB_DROPPING && streq(d->pub_ts, w->ts))
                 pub_lane_free(d);
         if (w->rc < 0)
                 retry_later(d);
@@ -145,8 +189,8 @@ static void after_store(Daemon *d, DaemonWork *w)
                                      "again every %d s",
                                      strerror(-w->rc), DAEMON_RETRY_MS / 1000);
                 w->refused = 0;
-                if (d->stopping) {
-                        transport_reject(d->transport, w->tag, true);
+                if (daemon_stop_requested(d)) {
+                        d->tops->reject(d->transport, w->tag, true);
                         daemon_work_free(w);
                 } else
                         stall(d, w);
@@ -155,8 +199,8 @@ static void after_store(Daemon *d, DaemonWork *w)
         if (!w->refused && !w->oversize)
                 daemon_space_stored(d);
         daemon_crash_point(d, "stored");
-        rc = transport_ack(d->transport, w->tag);
-        if (rc == -ENOTCONN && !(d->busy && streq(d->busy_ts, w->ts))) {
+        rc = d->tops->ack(d->transport, w->tag);
+        if (rc == -ENOTCONN && !plan_lane_has(d, w->ts)) {
                 /* The connection that delivered it has gone, so the broker
                  * delivers it again: keep one copy, not two. */
                 log_info(NULL,
@@ -202,7 +246,7 @@ static void after_prepare(Daemon *d, DaemonWork *w)
                 retry_later(d);
                 return;
         }
-        if (w->outcome != OUTCOME_RUN || d->stopping) {
+        if (w->outcome != OUTCOME_RUN || daemon_stop_requested(d)) {
                 plan_lane_free(d);
                 daemon_pump(d);
                 return;
@@ -215,6 +259,7 @@ static void after_prepare(Daemon *d, DaemonWork *w)
                 retry_later(d);
                 return;
         }
+        plan_lane_move(d, PLAN_RUNNING, NULL);
         daemon_notify_status("running plan %s", id);
 }
 
@@ -224,6 +269,7 @@ static void on_plan_done(Runner *r, json_t *result, void *userdata)
         DaemonWork *w = daemon_work_new(WORK_RESULT, d->busy_ts);
         int rc = -ENOMEM;
 
+        plan_lane_move(d, PLAN_STORING, NULL);
         d->n_plans++;
         if (w && result) {
                 /* The document goes with its text: the journal takes its
@@ -378,17 +424,17 @@ static int publish_result(Daemon *d, const char *ts)
                 if (rc < 0)
                         return rc;
                 if (route && *route && strlen(route) <= 255) {
-                        rc = transport_publish(d->transport, cfg->rabbitmq.result_exchange, route,
-                                               mid, body, strlen(body), &seq);
+                        rc = d->tops->publish(d->transport, cfg->rabbitmq.result_exchange, route,
+                                              mid, body, strlen(body), &seq);
                         goto published;
                 }
         }
-        rc = transport_publish(d->transport, cfg->rabbitmq.result_exchange, rk ? rk : "None", mid,
-                               body ? body : res->text, body ? strlen(body) : res->len, &seq);
+        rc = d->tops->publish(d->transport, cfg->rabbitmq.result_exchange, rk ? rk : "None", mid,
+                              body ? body : res->text, body ? strlen(body) : res->len, &seq);
 published:
         if (rc < 0)
                 return rc;
-        d->publishing = true;
+        pub_lane_move(d, PUB_CONFIRMING, ts);
         d->publish_seq = seq;
         daemon_crash_point(d, "published");
         log_debug(mid, "result of entry %s published (confirm #%llu)", ts, (unsigned long long)seq);
@@ -399,9 +445,8 @@ void daemon_on_confirm(Daemon *d, uint64_t seq, TransportConfirm status)
 {
         DaemonWork *w;
 
-        if (!d->publishing || seq != d->publish_seq)
+        if (d->pub != PUB_CONFIRMING || seq != d->publish_seq)
                 return;
-        d->publishing = false;
         if (status != TRANSPORT_CONFIRM_ACK) {
                 /* LOST: published again after the next on_ready. NACK: the
                  * broker could not take it now; try again shortly. */
@@ -416,6 +461,7 @@ void daemon_on_confirm(Daemon *d, uint64_t seq, TransportConfirm status)
                 return;
         }
         daemon_crash_point(d, "confirmed");
+        pub_lane_move(d, PUB_REMOVING, NULL);
         w = daemon_work_new(WORK_REMOVE, d->pub_ts);
         if (!w || daemon_queue_work(d, w) < 0) {
                 daemon_work_free(w);
@@ -428,7 +474,7 @@ void daemon_on_confirm(Daemon *d, uint64_t seq, TransportConfirm status)
 
 bool daemon_idle(const Daemon *d)
 {
-        return !d->busy && !d->pub_busy && d->work_in_flight == 0;
+        return d->plan == PLAN_IDLE && d->pub == PUB_IDLE && d->work_in_flight == 0;
 }
 
 /* Publish the result of entry ts on the publish lane. Returns true when
@@ -437,16 +483,16 @@ static bool pump_result(Daemon *d, const char *ts)
 {
         int rc;
 
-        if (!d->transport || !transport_is_ready(d->transport))
+        if (!d->transport || !d->tops->is_ready(d->transport))
                 return false; /* on_ready pumps again */
-        d->pub_busy = true;
-        snprintf(d->pub_ts, sizeof(d->pub_ts), "%s", ts);
         rc = publish_result(d, ts);
         if (rc == 0)
                 return true;
-        if (rc > 0)
-                return false; /* a result that was not a document: the lane waits for its drop */
-        pub_lane_free(d);
+        if (rc > 0) {
+                /* A result that was not a document: the lane waits for its drop. */
+                pub_lane_move(d, PUB_DROPPING, ts);
+                return false;
+        }
         log_warning(NULL, "cannot publish the result of entry %s: %s", ts, strerror(-rc));
         if (rc != -ENOTCONN)
                 retry_later(d);
@@ -475,9 +521,8 @@ static void pump_plan(Daemon *d, const JournalEntry *e)
 {
         DaemonWork *w;
 
-        d->busy = true;
+        plan_lane_move(d, PLAN_CHECKING, e->ts);
         d->trimmed = false;
-        snprintf(d->busy_ts, sizeof(d->busy_ts), "%s", e->ts);
         w = daemon_work_new(e->state == JOURNAL_PENDING ? WORK_PREPARE : WORK_INTERRUPTED, e->ts);
         if (w && daemon_queue_work(d, w) == 0)
                 return;
@@ -495,7 +540,7 @@ void daemon_pump(Daemon *d)
         for (;;) {
                 if (uv_is_active((uv_handle_t *)&d->retry))
                         return;
-                rc = journal_next_except(d->journal, d->pub_busy ? d->pub_ts : NULL, &e);
+                rc = journal_next_except(d->journal, d->pub != PUB_IDLE ? d->pub_ts : NULL, &e);
                 if (rc < 0) {
                         log_error(NULL, "cannot read the journal: %s; retrying in %d s",
                                   strerror(-rc), DAEMON_RETRY_MS / 1000);
@@ -503,10 +548,10 @@ void daemon_pump(Daemon *d)
                         return;
                 }
                 if (rc == 0) {
-                        if (!d->busy && !d->pub_busy && d->transport &&
-                            transport_is_ready(d->transport))
+                        if (d->plan == PLAN_IDLE && d->pub == PUB_IDLE && d->transport &&
+                            d->tops->is_ready(d->transport))
                                 daemon_status_idle(d);
-                        if (!d->trimmed && !d->stopping && d->handles_ready && daemon_idle(d))
+                        if (!d->trimmed && d->stage == DAEMON_RUNNING && daemon_idle(d))
                                 uv_timer_start(&d->trim, on_trim, DAEMON_TRIM_MS, 0);
                         daemon_maybe_finish_stop(d);
                         return;
@@ -514,7 +559,7 @@ void daemon_pump(Daemon *d)
                 switch (e.state) {
                 case JOURNAL_RESULT:
                         /* Unsent results go before any plan, one at a time. */
-                        if (d->pub_busy || !pump_result(d, e.ts)) {
+                        if (d->pub != PUB_IDLE || !pump_result(d, e.ts)) {
                                 daemon_maybe_finish_stop(d);
                                 return;
                         }
@@ -523,9 +568,9 @@ void daemon_pump(Daemon *d)
                 case JOURNAL_INTERRUPTED:
                         /* The plan lane's own entry is PENDING while it is
                          * checked: the lane is busy then, and this waits. */
-                        if (d->busy || d->drops_in_flight > 0)
+                        if (d->plan != PLAN_IDLE || d->drops_in_flight > 0)
                                 return;
-                        if (d->stopping) {
+                        if (daemon_stop_requested(d)) {
                                 /* Plans wait in the journal for the next start. */
                                 daemon_maybe_finish_stop(d);
                                 return;
@@ -570,7 +615,7 @@ void daemon_store_delivery(Daemon *d, TransportDelivery *dl)
 fail:
         log_error(NULL, "out of memory storing a plan; returning it to the queue");
         daemon_work_free(w);
-        transport_reject(d->transport, dl->tag, true);
+        d->tops->reject(d->transport, dl->tag, true);
 }
 
 void daemon_work_free_all(Daemon *d)

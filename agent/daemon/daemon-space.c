@@ -50,7 +50,7 @@ void daemon_space_refused(Daemon *d, int err, uint64_t need)
         d->space_need = need;
         d->space_stored = false;
         daemon_status_idle(d);
-        if (d->handles_ready && !uv_is_active((uv_handle_t *)&d->space) && !d->stopping)
+        if (d->stage == DAEMON_RUNNING && !uv_is_active((uv_handle_t *)&d->space))
                 uv_timer_start(&d->space, on_space, DAEMON_RETRY_MS, 0);
 }
 
@@ -79,6 +79,6 @@ void daemon_space_checked(Daemon *d, DaemonWork *w)
                 daemon_pump(d);
                 return;
         }
-        if (!d->stopping)
+        if (d->stage == DAEMON_RUNNING)
                 uv_timer_start(&d->space, on_space, DAEMON_RETRY_MS, 0);
 }

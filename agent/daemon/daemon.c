@@ -2,6 +2,7 @@
  * clean stop (see daemon.h). */
 #include "daemon/daemon.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +54,7 @@ static void on_delivery(Transport *t, TransportDelivery *dl, void *userdata)
         Daemon *d = userdata;
         int rc;
 
-        if (d->stopping) {
+        if (daemon_stop_requested(d)) {
                 /* Left unsettled: the broker delivers it again after the
                  * connection closes. */
                 return;
@@ -72,7 +73,7 @@ static void on_delivery(Transport *t, TransportDelivery *dl, void *userdata)
                                   rc == SIGNATURE_MISSING ? "required signature was not found"
                                   : rc == SIGNATURE_BAD   ? "invalid signature"
                                                           : strerror(-rc));
-                        transport_reject(t, dl->tag, false);
+                        d->tops->reject(t, dl->tag, false);
                         return;
                 }
         }
@@ -84,10 +85,25 @@ static void on_confirm(Transport *t, uint64_t seq, TransportConfirm status, void
         daemon_on_confirm(userdata, seq, status);
 }
 
+const TransportCallbacks daemon_transport_callbacks = {on_ready, on_lost, on_delivery, on_confirm};
+
+const DaemonTransportOps daemon_transport_sys = {transport_publish, transport_ack, transport_reject,
+                                                 transport_is_ready, transport_stop};
+
+/* ---- the daemon's stage -------------------------------------------------- */
+
+void daemon_stage_move(Daemon *d, DaemonStage to)
+{
+        assert(to > d->stage);
+        /* Read by the checks on the thread pool too (daemon_stop_requested). */
+        __atomic_store_n(&d->stage, to, __ATOMIC_RELEASE);
+}
+
 /* ---- stopping ------------------------------------------------------------ */
 
 static void close_handles(Daemon *d)
 {
+        daemon_stage_move(d, DAEMON_STOPPED);
         uv_close((uv_handle_t *)&d->sigterm, NULL);
         uv_close((uv_handle_t *)&d->sigint, NULL);
         uv_close((uv_handle_t *)&d->sighup, NULL);
@@ -101,10 +117,7 @@ static void close_handles(Daemon *d)
 
 static void on_transport_stopped(Transport *t, void *userdata)
 {
-        Daemon *d = userdata;
-
-        d->transport_stopped = true;
-        close_handles(d);
+        close_handles(userdata);
 }
 
 /* The stop waits for the running plan (its result is journaled) and for
@@ -112,11 +125,11 @@ static void on_transport_stopped(Transport *t, void *userdata)
  * connection closes. */
 void daemon_maybe_finish_stop(Daemon *d)
 {
-        if (!d->stopping || d->stop_started || !daemon_idle(d) || runner_busy(d->runner))
+        if (d->stage != DAEMON_STOPPING || !daemon_idle(d) || runner_busy(d->runner))
                 return;
-        d->stop_started = true;
+        daemon_stage_move(d, DAEMON_CLOSING);
         log_info(NULL, "stopped; %llu plans done since start", (unsigned long long)d->n_plans);
-        if (transport_stop(d->transport, on_transport_stopped) < 0)
+        if (d->tops->stop(d->transport, on_transport_stopped) < 0)
                 on_transport_stopped(d->transport, d);
 }
 
@@ -134,15 +147,14 @@ static void on_signal(uv_signal_t *s, int signum)
                                "agent to apply changes");
                 return;
         }
-        if (d->stopping) {
+        if (daemon_stop_requested(d)) {
                 log_warning(NULL, "%s again: killing the running script now", strsignal(signum));
                 runner_stop(d->runner, 0);
                 return;
         }
         log_info(NULL, "%s: stopping (a running script gets %u s)", strsignal(signum),
                  d->cfg->agent.stop_grace);
-        /* Read by the checks on the thread pool too (daemon_stop_requested). */
-        __atomic_store_n(&d->stopping, true, __ATOMIC_RELEASE);
+        daemon_stage_move(d, DAEMON_STOPPING);
         daemon_notify_stopping();
         runner_stop(d->runner, d->cfg->agent.stop_grace);
         /* Results already journaled may still go out before the connection
@@ -245,13 +257,32 @@ static int open_journal(Daemon *d, const JournalOptions *jo)
         return 0;
 }
 
+void daemon_begin(Daemon *d)
+{
+        /* A stop waits for the last plan's files to be removed too. */
+        runner_set_idle_cb(d->runner, on_runner_idle, d);
+        daemon_stage_move(d, DAEMON_RUNNING);
+        uv_signal_init(d->loop, &d->sigterm);
+        uv_signal_init(d->loop, &d->sigint);
+        uv_signal_init(d->loop, &d->sighup);
+        uv_timer_init(d->loop, &d->watchdog);
+        uv_timer_init(d->loop, &d->retry);
+        uv_timer_init(d->loop, &d->trim);
+        uv_timer_init(d->loop, &d->space);
+        d->sigterm.data = d->sigint.data = d->sighup.data = d->retry.data = d->watchdog.data = d;
+        d->trim.data = d->space.data = d;
+        uv_signal_start(&d->sigterm, on_signal, SIGTERM);
+        uv_signal_start(&d->sigint, on_signal, SIGINT);
+        uv_signal_start(&d->sighup, on_signal, SIGHUP);
+        daemon_watchdog_start(d);
+}
+
 static int daemon_start(Daemon *d, const char *const *config_paths)
 {
         const Config *cfg = d->cfg;
         _cleanup_free_ char *warning = NULL, *error = NULL;
         JournalOptions jo = JOURNAL_OPTIONS_DEFAULT;
         TransportOptions to;
-        TransportCallbacks cb = {on_ready, on_lost, on_delivery, on_confirm};
         const JournalOpenReport *rep;
         int rc;
 
@@ -310,31 +341,14 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
                 log_error(NULL, "cannot prepare the runner: %s", strerror(-rc));
                 return 1;
         }
-        /* A stop waits for the last plan's files to be removed too. */
-        runner_set_idle_cb(d->runner, on_runner_idle, d);
-
         transport_options_from_config(&to, cfg);
-        rc = transport_new(d->loop, &to, &cb, d, &d->transport);
+        rc = transport_new(d->loop, &to, &daemon_transport_callbacks, d, &d->transport);
         if (rc < 0) {
                 log_error(NULL, "cannot prepare the transport: %s", strerror(-rc));
                 return rc == -EINVAL ? 2 : 1;
         }
 
-        d->handles_ready = true;
-        uv_signal_init(d->loop, &d->sigterm);
-        uv_signal_init(d->loop, &d->sigint);
-        uv_signal_init(d->loop, &d->sighup);
-        uv_timer_init(d->loop, &d->watchdog);
-        uv_timer_init(d->loop, &d->retry);
-        uv_timer_init(d->loop, &d->trim);
-        uv_timer_init(d->loop, &d->space);
-        d->sigterm.data = d->sigint.data = d->sighup.data = d->retry.data = d->watchdog.data = d;
-        d->trim.data = d->space.data = d;
-        uv_signal_start(&d->sigterm, on_signal, SIGTERM);
-        uv_signal_start(&d->sigint, on_signal, SIGINT);
-        uv_signal_start(&d->sighup, on_signal, SIGHUP);
-        daemon_watchdog_start(d);
-
+        daemon_begin(d);
         rc = transport_start(d->transport);
         if (rc < 0) {
                 log_error(NULL, "cannot start the transport: %s", strerror(-rc));
@@ -350,7 +364,7 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
 
 int daemon_run(const Config *cfg, const char *const *config_paths)
 {
-        Daemon d = {.cfg = cfg};
+        Daemon d = {.cfg = cfg, .tops = &daemon_transport_sys};
         uv_loop_t loop;
         int rc;
 
@@ -363,7 +377,7 @@ int daemon_run(const Config *cfg, const char *const *config_paths)
         rc = daemon_start(&d, config_paths);
         if (rc == 0)
                 rc = d.exit_status;
-        else if (d.handles_ready)
+        else if (d.stage == DAEMON_RUNNING)
                 close_handles(&d);
         else
                 runner_free(d.runner);

@@ -1,0 +1,557 @@
+/* Tests for the daemon's pump (daemon-pump.c) without a broker: the real
+ * journal in a fresh storage directory, the real runner with the sandbox
+ * off, and a fake transport behind DaemonTransportOps that logs every ack,
+ * reject, publish and stop. Each test drives deliveries, readiness,
+ * confirms and a stop through the daemon's own transport callbacks and its
+ * SIGTERM handler, and checks what the pump decided: what is acked and
+ * published, in which order, and what stays in the journal. */
+#include <errno.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check-main.h"
+#include "daemon/daemon-internal.h"
+#include "result/result.h"
+#include "util/macro.h"
+
+/* A plan whose Body returns 7, with the message's ID. */
+#define PLAN_QUICK                                                                                 \
+        "{\"FormatVersion\": \"2.0.0\", \"ID\": \"%s\", \"Action\": \"Execute\","                  \
+        " \"Body\": \"return 7\", \"Scripts\": {}, \"Files\": {}}"
+
+/* A plan whose script touches "started" in the storage directory, then
+ * sleeps for a minute: a plan that is surely running when the test says. */
+#define PLAN_SLOW                                                                                  \
+        "{\"FormatVersion\": \"2.0.0\", \"ID\": \"%s\", \"Action\": \"Execute\","                  \
+        " \"Body\": \"return slow().exitCode\","                                                   \
+        " \"Scripts\": {\"slow\": {\"Type\": \"Application\", \"Version\": \"1.0.0\","             \
+        " \"EntryPoint\": \"f\", \"Files\": [], \"Options\": {}}},"                                \
+        " \"Files\": {\"f\": {\"Name\": \"slow.sh\", \"BodyType\": \"Text\","                      \
+        " \"Body\": \"#!/bin/sh\\ntouch %s/started\\nexec sleep 60\\n\"}}}"
+
+#define LOG_MAX 32
+
+/* What the fake transport is told, and what it answers. */
+static struct {
+        bool ready;   /* transport_is_ready() */
+        int ack_rc;   /* what ack returns */
+        uint64_t seq; /* the last sequence number handed out */
+        uint64_t tag; /* the last delivery tag used */
+        bool stopped; /* stop was called */
+        char log[LOG_MAX][96];
+        size_t n_log;
+        json_t *published[LOG_MAX]; /* the bodies, by sequence number */
+} fake;
+
+static uv_loop_t loop;
+static uv_timer_t tick;
+static Config *cfg;
+static Daemon d;
+static char storage[64];
+
+static void fake_note(const char *fmt, ...) _printf_(1, 2);
+static void fake_note(const char *fmt, ...)
+{
+        va_list ap;
+
+        ck_assert_uint_lt(fake.n_log, LOG_MAX);
+        va_start(ap, fmt);
+        vsnprintf(fake.log[fake.n_log++], sizeof(fake.log[0]), fmt, ap);
+        va_end(ap);
+}
+
+static int fake_publish(Transport *t, const char *exchange, const char *routing_key,
+                        const char *message_id, const void *body, size_t len, uint64_t *ret_seq)
+{
+        if (!fake.ready)
+                return -ENOTCONN;
+        ck_assert_uint_lt(fake.seq + 1, LOG_MAX);
+        fake.seq++;
+        fake.published[fake.seq] = json_loadb(body, len, 0, NULL);
+        ck_assert_ptr_nonnull(fake.published[fake.seq]);
+        fake_note("publish %s to %s as #%llu", message_id, routing_key,
+                  (unsigned long long)fake.seq);
+        *ret_seq = fake.seq;
+        return 0;
+}
+
+static int fake_ack(Transport *t, uint64_t tag)
+{
+        fake_note("ack %llu", (unsigned long long)tag);
+        return fake.ack_rc;
+}
+
+static int fake_reject(Transport *t, uint64_t tag, bool requeue)
+{
+        fake_note("reject %llu%s", (unsigned long long)tag, requeue ? " requeue" : "");
+        return 0;
+}
+
+static bool fake_is_ready(const Transport *t)
+{
+        return fake.ready;
+}
+
+static int fake_stop(Transport *t, transport_stopped_cb stopped)
+{
+        fake_note("stop");
+        fake.stopped = true;
+        stopped(t, &d);
+        return 0;
+}
+
+static const DaemonTransportOps fake_ops = {
+        .publish = fake_publish,
+        .ack = fake_ack,
+        .reject = fake_reject,
+        .is_ready = fake_is_ready,
+        .stop = fake_stop,
+};
+
+/* The transport's pointer: only ever compared with NULL and handed back. */
+#define FAKE_TRANSPORT ((Transport *)&fake)
+
+/* ---- driving the daemon ------------------------------------------------ */
+
+/* Wakes the loop now and then, so that run_until() looks at its condition
+ * even when the loop has nothing else to do. */
+static void on_tick(uv_timer_t *t)
+{
+}
+
+/* Run the loop until cond() holds, for at most 20 s. */
+static void run_until(bool (*cond)(void), const char *what)
+{
+        uint64_t start = uv_now(&loop);
+
+        while (!cond()) {
+                if (uv_now(&loop) - start > 20000)
+                        ck_abort_msg("timed out waiting until %s", what);
+                uv_run(&loop, UV_RUN_ONCE);
+        }
+}
+
+/* Hand a message with body text and message_id mid to the daemon, as the
+ * transport would, with the next tag. */
+static void deliver(const char *mid, const char *text)
+{
+        TransportDelivery dl = {
+                .tag = ++fake.tag,
+                .body = (uint8_t *)strdup(text),
+                .body_len = strlen(text),
+                .message_id = mid,
+                .exchange = "",
+                .routing_key = "input",
+        };
+
+        ck_assert_ptr_nonnull(dl.body);
+        daemon_transport_callbacks.on_delivery(FAKE_TRANSPORT, &dl, &d);
+        free(dl.body); /* NULL when the daemon took it */
+}
+
+static void deliver_quick(const char *id)
+{
+        char text[256];
+
+        snprintf(text, sizeof(text), PLAN_QUICK, id);
+        deliver(id, text);
+}
+
+static void connect_ready(void)
+{
+        TransportReady r = {.broker = "fake:5672", .heartbeat = 0, .connection = 1};
+
+        fake.ready = true;
+        daemon_transport_callbacks.on_ready(FAKE_TRANSPORT, &r, &d);
+}
+
+static void confirm(uint64_t seq, TransportConfirm status)
+{
+        daemon_transport_callbacks.on_confirm(FAKE_TRANSPORT, seq, status, &d);
+}
+
+/* The connection ends: outstanding publishes are lost first, as
+ * transport.h promises. */
+static void connection_lost(uint64_t outstanding_seq)
+{
+        TransportLoss loss = {.reason = "fake loss", .error = -ECONNRESET, .was_ready = true};
+
+        fake.ready = false;
+        if (outstanding_seq)
+                confirm(outstanding_seq, TRANSPORT_CONFIRM_LOST);
+        daemon_transport_callbacks.on_lost(FAKE_TRANSPORT, &loss, &d);
+}
+
+/* ---- what the journal holds ------------------------------------------- */
+
+/* The entries' states, one letter each in order: P pending, R running, S
+ * a result to send, I interrupted. */
+static void journal_states(char *buf, size_t size)
+{
+        _cleanup_free_ JournalEntry *e = NULL;
+        size_t n = 0, k = 0;
+
+        ck_assert_int_eq(journal_list(d.journal, &e, &n), 0);
+        for (size_t i = 0; i < n && k + 1 < size; i++)
+                buf[k++] = e[i].state == JOURNAL_PENDING       ? 'P'
+                           : e[i].state == JOURNAL_RUNNING     ? 'R'
+                           : e[i].state == JOURNAL_RESULT      ? 'S'
+                           : e[i].state == JOURNAL_INTERRUPTED ? 'I'
+                                                               : '?';
+        buf[k] = '\0';
+}
+
+static bool journal_is(const char *want)
+{
+        char got[16];
+
+        journal_states(got, sizeof(got));
+        return streq(got, want);
+}
+
+/* Conditions for run_until(). */
+static bool nothing_in_flight(void)
+{
+        return daemon_idle(&d) && !runner_busy(d.runner);
+}
+
+static bool settled_empty(void)
+{
+        return nothing_in_flight() && journal_is("");
+}
+
+static bool settled_one_result(void)
+{
+        return nothing_in_flight() && journal_is("S");
+}
+
+/* Nothing in flight but a publish awaiting its confirm. */
+static bool plan_lane_settled(void)
+{
+        return d.plan == PLAN_IDLE && d.work_in_flight == 0 && !runner_busy(d.runner);
+}
+
+static bool confirming_one(void)
+{
+        return plan_lane_settled() && journal_is("S");
+}
+
+/* a's result awaits its confirm, b's is stored behind it. */
+static bool confirming_one_stored_one(void)
+{
+        return plan_lane_settled() && journal_is("SS");
+}
+
+static bool settled_result_and_plan(void)
+{
+        return nothing_in_flight() && journal_is("SP");
+}
+
+static bool published_1(void)
+{
+        return fake.seq >= 1;
+}
+
+static bool published_2(void)
+{
+        return fake.seq >= 2;
+}
+
+static bool stopped(void)
+{
+        return fake.stopped;
+}
+
+static bool slow_started(void)
+{
+        char path[128];
+        struct stat st;
+
+        snprintf(path, sizeof(path), "%s/started", storage);
+        return stat(path, &st) == 0;
+}
+
+static void expect_log(const char *const *want)
+{
+        size_t n = 0;
+
+        for (; want[n]; n++) {
+                ck_assert_msg(n < fake.n_log, "missing: %s", want[n]);
+                ck_assert_str_eq(fake.log[n], want[n]);
+        }
+        ck_assert_msg(fake.n_log == n, "more than expected: %s", fake.log[n]);
+}
+
+static void expect_result(uint64_t seq, const char *source_id, int code)
+{
+        const json_t *r = fake.published[seq];
+
+        ck_assert_ptr_nonnull(r);
+        ck_assert_str_eq(json_string_value(json_object_get(r, "SourceID")), source_id);
+        ck_assert_int_eq(json_integer_value(json_object_get(r, "ErrorCode")), code);
+}
+
+/* ---- fixture ------------------------------------------------------------ */
+
+static void setup(void)
+{
+        char *warning = NULL, *error = NULL;
+
+        memset(&fake, 0, sizeof(fake));
+        memset(&d, 0, sizeof(d));
+        snprintf(storage, sizeof(storage), "/tmp/test-daemon-pump.XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(storage));
+        ck_assert_int_eq(config_new_default(&cfg), 0);
+        cfg->sandbox.enabled = false;
+        cfg->agent.stop_grace = 0;
+        free(cfg->rabbitmq.result_routing_key);
+        cfg->rabbitmq.result_routing_key = strdup("results");
+        ck_assert_int_eq(uv_loop_init(&loop), 0);
+        uv_timer_init(&loop, &tick);
+        uv_timer_start(&tick, on_tick, 20, 20);
+        uv_unref((uv_handle_t *)&tick);
+
+        d.loop = &loop;
+        d.cfg = cfg;
+        d.tops = &fake_ops;
+        d.transport = FAKE_TRANSPORT;
+        ck_assert_int_eq(journal_open(storage, NULL, &d.journal), 0);
+        ck_assert_int_eq(runner_new(&loop, cfg, storage, &d.runner, &warning, &error), 0);
+        free(warning);
+        free(error);
+        daemon_begin(&d);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        return remove(path);
+}
+
+/* A clean stop, as after SIGTERM: a publish still awaiting its confirm is
+ * lost with the connection, and the loop must then close cleanly. */
+static void teardown(void)
+{
+        if (!fake.stopped) {
+                kill(getpid(), SIGTERM);
+                if (d.pub == PUB_CONFIRMING)
+                        connection_lost(d.publish_seq);
+                run_until(stopped, "the daemon stopped");
+        }
+        uv_close((uv_handle_t *)&tick, NULL);
+        ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
+        daemon_work_free_all(&d);
+        journal_free(d.journal);
+        free(d.lost_reason);
+        ck_assert_int_eq(uv_loop_close(&loop), 0);
+        config_free(cfg);
+        for (size_t i = 0; i < LOG_MAX; i++)
+                json_decref(fake.published[i]);
+        nftw(storage, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+/* A plan is stored and acked, runs, and its result is published to the
+ * result routing key; only the broker's confirm removes it. */
+START_TEST(test_roundtrip)
+{
+        connect_ready();
+        deliver_quick("a");
+        run_until(published_1, "a result is published");
+        expect_log((const char *[]){"ack 1", "publish a to results as #1", NULL});
+        expect_result(1, "a", 0);
+        ck_assert_int_eq(json_integer_value(json_object_get(fake.published[1], "Body")), 7);
+        /* Not removed before its confirm. */
+        run_until(confirming_one, "the plan lane is idle");
+        confirm(1, TRANSPORT_CONFIRM_ACK);
+        run_until(settled_empty, "the result is removed");
+        ck_assert_uint_eq(fake.n_log, 2);
+}
+END_TEST
+
+/* Without a connection plans still run; their results wait in the journal
+ * and go out when the transport is ready. */
+START_TEST(test_results_wait_for_ready)
+{
+        deliver_quick("a");
+        run_until(settled_one_result, "the result is stored");
+        expect_log((const char *[]){"ack 1", NULL});
+        connect_ready();
+        run_until(published_1, "the result is published on ready");
+        expect_log((const char *[]){"ack 1", "publish a to results as #1", NULL});
+        confirm(1, TRANSPORT_CONFIRM_ACK);
+        run_until(settled_empty, "the result is removed");
+}
+END_TEST
+
+/* An unsent result goes before any plan: while the broker is away, a
+ * plan behind a result waits. Then one result at a time: the next plan
+ * runs while the last result awaits its confirm, but its result is
+ * published only once that confirm came. */
+START_TEST(test_results_first_one_at_a_time)
+{
+        deliver_quick("a");
+        run_until(settled_one_result, "a's result is stored");
+        deliver_quick("b");
+        run_until(settled_result_and_plan, "b waits behind a's result");
+        connect_ready();
+        run_until(confirming_one_stored_one, "b has run while a's result awaits its confirm");
+        expect_log((const char *[]){"ack 1", "ack 2", "publish a to results as #1", NULL});
+        confirm(1, TRANSPORT_CONFIRM_ACK);
+        run_until(published_2, "b's result is published");
+        expect_result(2, "b", 0);
+        confirm(2, TRANSPORT_CONFIRM_ACK);
+        run_until(settled_empty, "both results are removed");
+        expect_log((const char *[]){"ack 1", "ack 2", "publish a to results as #1",
+                                    "publish b to results as #2", NULL});
+}
+END_TEST
+
+/* A nack leaves the result in the journal, and it is published again after
+ * the retry delay; a confirm of the earlier sequence number, should one come
+ * late, changes nothing. */
+START_TEST(test_nack_publishes_again)
+{
+        connect_ready();
+        deliver_quick("a");
+        run_until(published_1, "a's result is published");
+        confirm(1, TRANSPORT_CONFIRM_NACK);
+        run_until(settled_one_result, "the nacked result stays");
+        ck_assert_uint_eq(fake.seq, 1);
+        run_until(published_2, "the result is published again");
+        /* A confirm for the first publish, late: it is not the second's. */
+        confirm(1, TRANSPORT_CONFIRM_ACK);
+        run_until(confirming_one, "the result stays, awaiting its confirm");
+        expect_log((const char *[]){"ack 1", "publish a to results as #1",
+                                    "publish a to results as #2", NULL});
+        confirm(2, TRANSPORT_CONFIRM_ACK);
+        run_until(settled_empty, "the result is removed");
+}
+END_TEST
+
+/* A lost connection loses the confirm: the result stays, nothing is
+ * published while the broker is away, and it goes again on the next
+ * on_ready. */
+START_TEST(test_reconnect_publishes_again)
+{
+        connect_ready();
+        deliver_quick("a");
+        run_until(published_1, "a's result is published");
+        connection_lost(1);
+        run_until(settled_one_result, "the result stays");
+        ck_assert_uint_eq(fake.seq, 1);
+        connect_ready();
+        run_until(published_2, "the result is published on ready");
+        confirm(2, TRANSPORT_CONFIRM_ACK);
+        run_until(settled_empty, "the result is removed");
+        expect_log((const char *[]){"ack 1", "publish a to results as #1",
+                                    "publish a to results as #2", NULL});
+}
+END_TEST
+
+/* An ack that finds the delivery's connection gone: the broker delivers
+ * the message again, so the stored copy is dropped and never runs. */
+START_TEST(test_ack_after_loss_drops_the_copy)
+{
+        fake.ack_rc = -ENOTCONN;
+        connect_ready();
+        deliver_quick("a");
+        run_until(settled_empty, "the copy is dropped");
+        expect_log((const char *[]){"ack 1", NULL});
+}
+END_TEST
+
+/* A result.json that is no JSON object, left by an earlier start, is
+ * dropped, not published, and the plan behind it runs and is answered. */
+START_TEST(test_result_not_a_document_dropped)
+{
+        char path[128];
+        FILE *f;
+
+        journal_free(d.journal);
+        snprintf(path, sizeof(path), "%s/plans/1", storage);
+        ck_assert_int_eq(mkdir(path, 0700), 0);
+        snprintf(path, sizeof(path), "%s/plans/1/result.json", storage);
+        f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs("[1]", f);
+        ck_assert_int_eq(fclose(f), 0);
+        ck_assert_int_eq(journal_open(storage, NULL, &d.journal), 0);
+        ck_assert(journal_is("S"));
+        deliver_quick("a");
+        run_until(settled_result_and_plan, "a waits behind the damaged result");
+        connect_ready();
+        run_until(published_1, "a's result is published");
+        expect_result(1, "a", 0);
+        confirm(1, TRANSPORT_CONFIRM_ACK);
+        run_until(settled_empty, "both entries are gone");
+        expect_log((const char *[]){"ack 1", "publish a to results as #1", NULL});
+}
+END_TEST
+
+/* SIGTERM while a plan runs: the script is killed, the plan is answered as
+ * interrupted, and that result is published and confirmed before the
+ * transport stops. The plan behind it stays pending for the next start,
+ * and a delivery during the stop is left unsettled. */
+START_TEST(test_stop_mid_plan)
+{
+        char text[1024];
+
+        snprintf(text, sizeof(text), PLAN_SLOW, "slow", storage);
+        connect_ready();
+        deliver("slow", text);
+        run_until(slow_started, "the slow plan runs");
+        deliver_quick("next");
+        kill(getpid(), SIGTERM);
+        run_until(published_1, "the interrupted result is published");
+        expect_result(1, "slow", RESULT_CODE_INTERRUPTED);
+        deliver_quick("late");
+        run_until(plan_lane_settled, "the plan lane is idle");
+        /* The stop waits for the confirm. */
+        ck_assert(!fake.stopped);
+        confirm(1, TRANSPORT_CONFIRM_ACK);
+        run_until(stopped, "the transport is stopped");
+        expect_log(
+                (const char *[]){"ack 1", "ack 2", "publish slow to results as #1", "stop", NULL});
+        ck_assert(journal_is("P"));
+}
+END_TEST
+
+/* SIGTERM while a plan is checked (the MURANOAGENT_STOP_AT hook sends it
+ * from the pool, after the checks): the plan is not begun, stays pending
+ * for the next start, and the transport stops at once. */
+START_TEST(test_stop_while_checking)
+{
+        ck_assert_int_eq(setenv("MURANOAGENT_STOP_AT", "checked", 1), 0);
+        daemon_crash_init(&d);
+        connect_ready();
+        deliver_quick("a");
+        run_until(stopped, "the transport is stopped");
+        expect_log((const char *[]){"ack 1", "stop", NULL});
+        ck_assert(journal_is("P"));
+}
+END_TEST
+
+static void add_tests(TCase *tc)
+{
+        tcase_add_test(tc, test_roundtrip);
+        tcase_add_test(tc, test_results_wait_for_ready);
+        tcase_add_test(tc, test_results_first_one_at_a_time);
+        tcase_add_test(tc, test_nack_publishes_again);
+        tcase_add_test(tc, test_reconnect_publishes_again);
+        tcase_add_test(tc, test_ack_after_loss_drops_the_copy);
+        tcase_add_test(tc, test_result_not_a_document_dropped);
+        tcase_add_test(tc, test_stop_mid_plan);
+        tcase_add_test(tc, test_stop_while_checking);
+}
+
+int main(void)
+{
+        return check_main_one("daemon-pump", "pump", setup, teardown, 60, add_tests);
+}
