@@ -6,7 +6,6 @@
  * SIGTERM handler, and checks what the pump decided: what is acked and
  * published, in which order, and what stays in the journal. */
 #include <errno.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check-main.h"
+#include "test-lib.h"
 #include "daemon/daemon-internal.h"
 #include "result/result.h"
 #include "util/macro.h"
@@ -328,11 +327,6 @@ static void setup(void)
         daemon_begin(&d);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-        return remove(path);
-}
-
 /* A clean stop, as after SIGTERM: a publish still awaiting its confirm is
  * lost with the connection, and the loop must then close cleanly. */
 static void teardown(void)
@@ -352,7 +346,7 @@ static void teardown(void)
         config_free(cfg);
         for (size_t i = 0; i < LOG_MAX; i++)
                 json_decref(fake.published[i]);
-        nftw(storage, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        rm_rf(storage);
 }
 
 /* ---- tests -------------------------------------------------------------- */
