@@ -210,10 +210,9 @@ static void run_hook(void *userdata, int sig)
 
 START_TEST(test_exit_status)
 {
-        ChildSpec spec = HELPER_SPEC("--helper=exit3");
         Run run = {0};
 
-        run_spec(&spec, &run);
+        run_helper("--helper=exit3", &run);
         ck_assert_int_gt(run.pid, 0);
         ck_assert_int_eq(run.r.exit_status, 3);
         ck_assert_int_eq(run.r.term_signal, 0);
@@ -229,10 +228,9 @@ END_TEST
 
 START_TEST(test_death_by_signal)
 {
-        ChildSpec spec = HELPER_SPEC("--helper=signal9");
         Run run = {0};
 
-        run_spec(&spec, &run);
+        run_helper("--helper=signal9", &run);
         ck_assert_int_eq(run.r.term_signal, SIGKILL);
         ck_assert_int_eq(child_result_exit_code(&run.r), -9);
         run_free(&run);
@@ -241,10 +239,9 @@ END_TEST
 
 START_TEST(test_binary_output)
 {
-        ChildSpec spec = HELPER_SPEC("--helper=binary");
         Run run = {0};
 
-        run_spec(&spec, &run);
+        run_helper("--helper=binary", &run);
         ck_assert_int_eq(run.r.exit_status, 0);
         ck_assert_uint_eq(run.r.out.len, 5);
         ck_assert_uint_eq(run.r.out.total, 5);

@@ -104,6 +104,14 @@ static inline void run_spec(const ChildSpec *spec, Run *run)
         ck_assert_int_eq(uv_loop_close(&loop), 0);
 }
 
+/* run_spec() of this program in helper mode arg ("--helper=NAME"). */
+static inline void run_helper(const char *arg, Run *run)
+{
+        ChildSpec spec = HELPER_SPEC(arg);
+
+        run_spec(&spec, run);
+}
+
 /* ---- the programs' suites ---- */
 
 /* Orphaned grandchildren come to the test process, so tests can reap and
