@@ -39,6 +39,17 @@ esac
 chmod 755 "$work"
 cleanup() { rm -rf "$work"; }
 trap cleanup EXIT
+# The agent, its helpers and the plain plan, copied into $work: the attack
+# run mounts a tmpfs on /tmp, which would hide a checkout below /tmp.
+mkdir "$work/bin"
+cp "$agent" "$work/bin/muranoagent"
+cp "$(dirname "$agent")/sandbox/muranoagent-sandbox" "$work/bin/"
+cp "${MURANOAGENT_FETCH:-$(dirname "$agent")/files/muranoagent-fetch}" \
+    "$work/bin/muranoagent-fetch"
+agent=$work/bin/muranoagent
+export MURANOAGENT_FETCH=$work/bin/muranoagent-fetch
+cp "$hello" "$work/hello.json"
+hello=$work/hello.json
 secret=muranoagent-secret-$$
 
 res() { # res KEY: a value of the result document in $work/out
@@ -61,9 +72,11 @@ plan() { # plan NAME: tests/data/run/NAME.yaml with the test's values, into $wor
 
 # in_namespace SCRIPT ARGS...: run SCRIPT with sh in new mount and pid
 # namespaces (private mounts, a /proc of their own) with $agent as $A, the
-# config as $C and the storage as $S; whatever it mounts stays there.
+# config as $C and the storage as $S; whatever it mounts stays there. It runs
+# in /, as the tmpfs it mounts on /tmp would hide a checkout below /tmp.
 in_namespace() {
-    A=$agent C=$work/agent.conf S=$work/storage unshare -m -p -f --mount-proc sh -c "$@"
+    (cd / && A=$agent C=$work/agent.conf S=$work/storage unshare -m -p -f --mount-proc \
+        sh -c "$@")
 }
 
 # The attack run, in the test's namespace: its own /tmp (to unmount), a
@@ -91,11 +104,15 @@ for p, mode in (sys.argv[1], 0o666), (sys.argv[2], 0o600):
 t = socket.socket(); t.bind((\"127.0.0.1\", 0)); t.listen(8)
 open(sys.argv[3], \"w\").write(str(t.getsockname()[1]))
 time.sleep(120)" /run/dbus/system_bus_socket /run/systemd/private "$0/d/port" &
-        while [ ! -s "$0/d/port" ]; do sleep 0.05; done
+        tries=0
+        while [ ! -s "$0/d/port" ]; do
+            tries=$((tries + 1)) && [ "$tries" -le 200 ] || exit 1
+            sleep 0.05
+        done
         "$A" --config-file "$C" run "$1" --storage "$S" >"$0/out.attacks" 2>"$0/err"
         "$A" --config-file "$C" run "$2" --storage "$S" >"$0/out" 2>>"$0/err"
         ls /proc/self/ >/dev/null && echo "/proc there" >"$0/d/after"
-        [ -e /tmp/still-mounted ] && echo "/tmp there" >>"$0/d/after"' "$work" "$(plan attacks)" "$data/../../../plans/examples/hello.json"
+        [ -e /tmp/still-mounted ] && echo "/tmp there" >>"$0/d/after"' "$work" "$(plan attacks)" "$hello"
 }
 
 attacks=("mount a tmpfs" "remount a read-only mount read-write" "nsenter -t 1 -m"
@@ -195,7 +212,7 @@ fi
 
 # --- Hiding without the mount namespace: refused, never run unprotected. ---
 printf '[sandbox]\nprofile = contained\nmount_namespace = false\n' >"$work/agent.conf"
-timeout 60 "$agent" --config-file "$work/agent.conf" run "$data/../../../plans/examples/hello.json" \
+timeout 60 "$agent" --config-file "$work/agent.conf" run "$hello" \
     --storage "$work/storage" >"$work/out" 2>/dev/null
 same "contained without its mount namespace: ErrorCode 102" 102 "$(res ErrorCode)"
 same "contained without its mount namespace: the message" \
