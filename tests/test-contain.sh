@@ -48,7 +48,7 @@ cp "${MURANOAGENT_FETCH:-$(dirname "$agent")/files/muranoagent-fetch}" \
     "$work/bin/muranoagent-fetch"
 agent=$work/bin/muranoagent
 export MURANOAGENT_FETCH=$work/bin/muranoagent-fetch
-cp "$hello" "$work/hello.json"
+cp "$data/../../../plans/examples/hello.json" "$work/hello.json"
 hello=$work/hello.json
 secret=muranoagent-secret-$$
 
