@@ -22,7 +22,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 . "$(dirname "$0")/tap.sh"
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 
 # The fresh result ID (right after FormatVersion), the Time (last but for
 # ReplyTo) and the storage directory become <ID>, <TIME> and <STORAGE>, as

@@ -34,7 +34,6 @@ cleanup() {
 trap cleanup EXIT
 
 . "$(dirname "$0")/tap.sh"
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 
 # A value of the result document in $work/out: keys and list indexes joined
 # by dots; strings as they are, anything else as JSON.

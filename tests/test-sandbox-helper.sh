@@ -12,7 +12,6 @@ trap 'rm -rf "$tmp" ${work:+"$work"}' EXIT
 P=PATH=/usr/bin:/bin
 
 . "$(dirname "$0")/tap.sh"
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 # same DESCRIPTION WANT GOT
 sb() { timeout 20 "$helper" "$@"; }
 # The helper's exit as Python's subprocess reports it: -N for signal N.
