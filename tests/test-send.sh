@@ -29,13 +29,6 @@ trap cleanup EXIT
 trap 'exit 1' TERM INT HUP
 
 . "$(dirname "$0")/tap.sh"
-same() { # same DESCRIPTION GOT WANT
-    if [ "$2" = "$3" ]; then ok "$1"; else
-        not_ok "$1"
-        printf '#   got:  %s\n#   want: %s\n' "$2" "$3"
-    fi
-}
-
 if ! "$here/broker.sh" start "$broker" 2>"$tmp/start.log"; then
     sed 's/^/# /' "$tmp/start.log"
     echo "Bail out! the broker did not start"
@@ -60,8 +53,8 @@ rq=-execution-results-test
 
 # --- building without a broker ---
 snd --dry-run "$spec" >"$tmp/dry"; st=$?
-same "--dry-run exits 0" "$st" 0
-same "--dry-run prints the engine's plan" "$(normalise <"$tmp/dry")" "$want_spec"
+same "--dry-run exits 0" 0 "$st"
+same "--dry-run prints the engine's plan" "$want_spec" "$(normalise <"$tmp/dry")"
 stamp=$(sed -E 's/.*"Stamp": ([0-9]+).*/\1/' "$tmp/dry")
 now=$(date +%s)
 check "the Stamp is int(time.time() * 10000)" \
@@ -69,34 +62,34 @@ check "the Stamp is int(time.time() * 10000)" \
 
 # --- publishing as the engine does ---
 snd --queue "$q" --no-wait "$spec" >"$tmp/id" 2>"$tmp/err"; st=$?
-same "--no-wait exits 0" "$st" 0
+same "--no-wait exits 0" 0 "$st"
 id=$(cat "$tmp/id")
 check "--no-wait prints the plan ID" grep -qxE '[0-9a-f]{32}' "$tmp/id"
 line=$(queue_line "$q")
-same "the agent queue is declared as the engine declares it, with 1 message" "$line" \
-    "$q	true	false	[{\"x-ha-policy\",\"all\"},{\"x-expires\",86400000}]	1"
+same "the agent queue is declared as the engine declares it, with 1 message" \
+    "$q	true	false	[{\"x-ha-policy\",\"all\"},{\"x-expires\",86400000}]	1" "$line"
 
 mkdir "$tmp/m1"
 snd --consume "$q" --save "$tmp/m1" --timeout 10 >"$tmp/m1.out"; st=$?
-same "--consume exits 0" "$st" 0
+same "--consume exits 0" 0 "$st"
 check "--consume prints the body it saved" cmp -s "$tmp/m1.out" "$tmp/m1/body"
-same "the body is the engine's plan" "$(normalise <"$tmp/m1/body")" "$want_spec"
-same "the body carries the printed ID" "$(plan_id "$tmp/m1/body")" "$id"
-same "the properties are the engine's, with a void signature header" "$(cat "$tmp/m1/properties")" \
+same "the body is the engine's plan" "$want_spec" "$(normalise <"$tmp/m1/body")"
+same "the body carries the printed ID" "$id" "$(plan_id "$tmp/m1/body")"
+same "the properties are the engine's, with a void signature header" \
     "content_type: text/plain
 content_encoding: utf-8
 headers.signature: V
 delivery_mode: 2
 priority: 0
-message_id: $id"
+message_id: $id" "$(cat "$tmp/m1/properties")"
 check "an unsigned plan has no signature bytes" test ! -e "$tmp/m1/signature"
-same "the consumed message was acked" "$(queue_line "$q" | awk '{print $NF}')" 0
+same "the consumed message was acked" 0 "$(queue_line "$q" | awk '{print $NF}')"
 
 # --- signing ---
 openssl genrsa -out "$tmp/key.pem" 2048 2>/dev/null
 openssl rsa -in "$tmp/key.pem" -pubout -out "$tmp/pub.pem" 2>/dev/null
 snd --queue "$q" --no-wait --sign-key "$tmp/key.pem" "$spec" >"$tmp/id2"; st=$?
-same "a signed plan is sent (exit 0)" "$st" 0
+same "a signed plan is sent (exit 0)" 0 "$st"
 mkdir "$tmp/m2"
 snd --consume "$q" --save "$tmp/m2" --timeout 10 >/dev/null
 check "the signature header holds 256 raw bytes" \
@@ -137,14 +130,14 @@ send_answered() {
 }
 
 send_answered 0 '"Deployed"'
-same "a success result exits 0" "$st" 0
+same "a success result exits 0" 0 "$st"
 check "the result is printed byte for byte" cmp -s "$tmp/out" "$tmp/result.json"
 same "the results queue is declared as the engine's listener declares it, and drained" \
-    "$(queue_line "$rq")" \
-    "$rq	true	false	[{\"x-ha-policy\",\"all\"},{\"x-expires\",86400000}]	0"
+    "$rq	true	false	[{\"x-ha-policy\",\"all\"},{\"x-expires\",86400000}]	0" \
+    "$(queue_line "$rq")"
 
 send_answered 100 '{"Message": "Script deploy returned error code", "AdditionalInfo": {"exitCode": 1, "stdout": "", "stderr": "boom"}}'
-same "an error result exits 1" "$st" 1
+same "an error result exits 1" 1 "$st"
 check "the error result is printed" cmp -s "$tmp/out" "$tmp/result.json"
 
 # --- the broker goes away while the sender waits ---
@@ -157,36 +150,36 @@ result "$tmp/result.json" "$(plan_id "$tmp/agent/body")" 0 null
 snd --raw --queue "$rq" --no-wait "$tmp/result.json" >/dev/null
 wait "$bg"; st=$?
 bg=
-same "after a broker restart the sender reconnects and gets the result (exit 0)" "$st" 0
+same "after a broker restart the sender reconnects and gets the result (exit 0)" 0 "$st"
 check "the result after the restart is printed" cmp -s "$tmp/out" "$tmp/result.json"
 check "the reconnect is reported on stderr" grep -q "reconnecting" "$tmp/err"
 
 # --- timeouts and failures ---
 snd --queue "$q" --results-queue "$rq" --timeout 2 "$spec" >"$tmp/out" 2>"$tmp/err"; st=$?
-same "no answer exits 3" "$st" 3
-same "the timeout is reported in the engine's words" "$(cat "$tmp/err")" \
-    "The murano-agent did not respond within 2 seconds"
+same "no answer exits 3" 3 "$st"
+same "the timeout is reported in the engine's words" \
+    "The murano-agent did not respond within 2 seconds" "$(cat "$tmp/err")"
 snd --consume "$q" --timeout 10 >/dev/null 2>&1 # the unanswered plan
 
 snd --consume no-such-queue --timeout 5 >/dev/null 2>"$tmp/err"; st=$?
-same "consuming a missing queue exits 4" "$st" 4
+same "consuming a missing queue exits 4" 4 "$st"
 check "the broker's refusal is reported" grep -q "404" "$tmp/err"
 printf 'wrong\n' >"$tmp/password"
 snd --password-file "$tmp/password" --queue "$q" --no-wait "$spec" >/dev/null 2>"$tmp/err"; st=$?
-same "a wrong password exits 4" "$st" 4
+same "a wrong password exits 4" 4 "$st"
 timeout 60 "$send" --port "$BROKER_DIST_PORT" --queue "$q" --no-wait "$spec" >/dev/null 2>&1; st=$?
-same "a port without a broker exits 4" "$st" 4
+same "a port without a broker exits 4" 4 "$st"
 snd --queue "$q" --no-wait "$tmp/no-such-plan.yaml" >/dev/null 2>&1; st=$?
-same "a missing plan file exits 2" "$st" 2
+same "a missing plan file exits 2" 2 "$st"
 printf 'FormatVersion: 2.0.0\nScripts:\n  s: {Type: Application, EntryPoint: missing.sh}\n' >"$tmp/bad.yaml"
 snd --queue "$q" --no-wait "$tmp/bad.yaml" >/dev/null 2>"$tmp/err"; st=$?
-same "a plan naming a missing script exits 2" "$st" 2
+same "a plan naming a missing script exits 2" 2 "$st"
 check "the missing script is named" grep -q "scripts/missing.sh: No such file or directory" "$tmp/err"
 snd --queue "$q" --no-wait --sign-key "$tmp/nope.pem" "$spec" >/dev/null 2>&1; st=$?
-same "an unreadable signing key exits 2" "$st" 2
+same "an unreadable signing key exits 2" 2 "$st"
 snd --queue "$q" "$spec" >/dev/null 2>&1; st=$?
-same "neither --results-queue nor --no-wait exits 2" "$st" 2
-same "nothing was published by the failed runs" "$(queue_line "$q" | awk '{print $NF}')" 0
+same "neither --results-queue nor --no-wait exits 2" 2 "$st"
+same "nothing was published by the failed runs" 0 "$(queue_line "$q" | awk '{print $NF}')"
 
 # --- the broker goes away for good ---
 pid=$BROKER_PID
