@@ -43,6 +43,7 @@ static void usage(FILE *f)
               "  --config-dir DIR     read DIR/*.conf in sorted order (repeatable)\n"
               "  -d, --debug          log debug detail\n"
               "  --log-file FILE      log to FILE instead of stderr\n"
+              "  --log-format FORMAT  text (the default) or json: one JSON object per line\n"
               "  --enable_dynamic_result_queue, --noenable_dynamic_result_queue\n"
               "                       route results to the plan's ReplyTo (or not)\n"
               "  --print-config       print the effective configuration (secrets masked) and exit\n"
@@ -115,6 +116,7 @@ static int parse_args(Args *a, int argc, char **argv)
                 OPT_CONFIG_FILE = 256,
                 OPT_CONFIG_DIR,
                 OPT_LOG_FILE,
+                OPT_LOG_FORMAT,
                 OPT_DYNAMIC,
                 OPT_NO_DYNAMIC,
                 OPT_PRINT_CONFIG,
@@ -125,6 +127,7 @@ static int parse_args(Args *a, int argc, char **argv)
                 {"config-dir", required_argument, NULL, OPT_CONFIG_DIR},
                 {"debug", no_argument, NULL, 'd'},
                 {"log-file", required_argument, NULL, OPT_LOG_FILE},
+                {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
                 {"enable_dynamic_result_queue", no_argument, NULL, OPT_DYNAMIC},
                 {"noenable_dynamic_result_queue", no_argument, NULL, OPT_NO_DYNAMIC},
                 {"print-config", no_argument, NULL, OPT_PRINT_CONFIG},
@@ -147,6 +150,9 @@ static int parse_args(Args *a, int argc, char **argv)
                         break;
                 case OPT_LOG_FILE:
                         add_override(a, "DEFAULT", "log_file", optarg, "--log-file");
+                        break;
+                case OPT_LOG_FORMAT:
+                        add_override(a, "agent", "log_format", optarg, "--log-format");
                         break;
                 case OPT_DYNAMIC:
                 case OPT_NO_DYNAMIC:
@@ -196,18 +202,23 @@ static Config *load_config(const Args *a)
 }
 
 /* Where the daemon logs: log_file, else log_dir/muranoagent.log, else
- * stderr (the journal, under systemd). */
-static void open_log(const Config *cfg)
+ * stderr (the journal, under systemd). `run` logs to stderr (target NULL). */
+static void open_log(const Config *cfg, bool daemon)
 {
         char path[4096];
-        const char *target = cfg->log_file;
+        const char *target = daemon ? cfg->log_file : NULL;
         int r;
 
-        if (!target && cfg->log_dir) {
+        if (daemon && !target && cfg->log_dir) {
                 snprintf(path, sizeof(path), "%s/muranoagent.log", cfg->log_dir);
                 target = path;
         }
-        r = log_open(target, cfg->debug);
+        r = log_open_with(&(LogOptions){
+                .path = target,
+                .debug = cfg->debug,
+                .format = cfg->agent.log_format == CONFIG_LOG_FORMAT_JSON ? LOG_FORMAT_JSON
+                                                                          : LOG_FORMAT_TEXT,
+        });
         if (r < 0)
                 fprintf(stderr, "muranoagent: cannot open the log file %s: %s; logging to stderr\n",
                         target, strerror(-r));
@@ -290,7 +301,7 @@ static int run_daemon(const Args *a, const Config *cfg)
          * nothing measurable (docs/footprint.md). */
         mallopt(M_ARENA_MAX, 1);
         start_thread_pool();
-        open_log(cfg);
+        open_log(cfg, true);
         r = daemon_run(cfg, paths);
         for (size_t i = 0; i < n_glob; i++)
                 globfree(&g[i]);
@@ -329,7 +340,7 @@ int main(int argc, char **argv)
                 if (r == 2)
                         fputs("muranoagent check: no plan files given\n", stderr);
         } else if (optind < argc && streq(argv[optind], "run")) {
-                log_open(NULL, cfg->debug);
+                open_log(cfg, false);
                 r = cmd_run(cfg, argv + optind + 1, argc - optind - 1);
         } else if (optind < argc) {
                 fprintf(stderr, "muranoagent: unknown command '%s'\n", argv[optind]);

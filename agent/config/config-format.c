@@ -81,6 +81,9 @@ static int format_option(StrBuf *b, const Config *c, const ConfigOption *o)
         case CONFIG_TYPE_PROFILE:
                 r = format_string(b, config_profile_name(*(const ConfigProfile *)field));
                 break;
+        case CONFIG_TYPE_LOG_FORMAT:
+                r = format_string(b, config_log_format_name(*(const ConfigLogFormat *)field));
+                break;
         case CONFIG_TYPE_CAPS: {
                 uint64_t mask = *(const uint64_t *)field;
                 const char *sep = " ";

@@ -30,6 +30,7 @@ typedef enum ConfigType {
         CONFIG_TYPE_PATH_LIST,   /* ConfigStrv of absolute paths */
         CONFIG_TYPE_PROFILE,     /* ConfigProfile */
         CONFIG_TYPE_CAPS,        /* uint64_t, one bit per capability */
+        CONFIG_TYPE_LOG_FORMAT,  /* ConfigLogFormat */
         CONFIG_TYPE_IGNORED,     /* an oslo option we accept and do not use */
 } ConfigType;
 
@@ -89,6 +90,7 @@ int config_parse_u64(const char *s, bool size_suffix, uint64_t min, uint64_t max
 int config_parse_ssl_version(const char *s, ConfigSslVersion *ret);
 int config_parse_cgroup(const char *s, ConfigCgroup *ret);
 int config_parse_profile(const char *s, ConfigProfile *ret);
+int config_parse_log_format(const char *s, ConfigLogFormat *ret);
 /* Comma-separated capability names, with or without "CAP_", in any case.
  * On -EINVAL, *ret_bad is the first unknown name. Returns 0, -EINVAL or
  * -ENOMEM. */

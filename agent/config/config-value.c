@@ -104,6 +104,16 @@ int config_parse_cgroup(const char *s, ConfigCgroup *ret)
         return -EINVAL;
 }
 
+int config_parse_log_format(const char *s, ConfigLogFormat *ret)
+{
+        for (ConfigLogFormat v = CONFIG_LOG_FORMAT_TEXT; v <= CONFIG_LOG_FORMAT_JSON; v++)
+                if (strcasecmp(s, config_log_format_name(v)) == 0) {
+                        *ret = v;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
 bool config_env_name_valid(const char *s, size_t n)
 {
         if (n == 0 || isdigit((unsigned char)s[0]))

@@ -118,6 +118,9 @@ const ConfigOption config_options[] = {
         UINT(AGENT, "heartbeat", agent.heartbeat, "30", 0, 65535),
         BOOL(AGENT, "verify_hostname", agent.verify_hostname, "false"),
         UINT(AGENT, "reconnect_max_delay", agent.reconnect_max_delay, "60", 1, 3600),
+        /* Not [DEFAULT] log_format: oslo.log once had that option, a Python
+         * logging format string, and an old file may still set it. */
+        OPT(AGENT, "log_format", LOG_FORMAT, 0, agent.log_format, "text", 0, 0, NULL),
 
         /* [sandbox]: ours. The profile comes first: its presets are applied
          * before the options a source sets (config-load.c). */
@@ -245,6 +248,12 @@ const char *config_profile_name(ConfigProfile v)
 const char *config_cgroup_name(ConfigCgroup v)
 {
         static const char *const names[] = {"auto", "v2", "v1", "off"};
+        return (size_t)v < ELEMENTSOF(names) ? names[v] : "?";
+}
+
+const char *config_log_format_name(ConfigLogFormat v)
+{
+        static const char *const names[] = {"text", "json"};
         return (size_t)v < ELEMENTSOF(names) ? names[v] : "?";
 }
 
@@ -410,6 +419,10 @@ int config_option_apply(Config *c, const ConfigOption *o, const char *value, cha
                 if (config_parse_profile(value, field) < 0)
                         return why_expected(o, value, ret_why,
                                             "one of compatible, contained or user");
+                return 0;
+        case CONFIG_TYPE_LOG_FORMAT:
+                if (config_parse_log_format(value, field) < 0)
+                        return why_expected(o, value, ret_why, "text or json");
                 return 0;
         case CONFIG_TYPE_IGNORED:
                 return 0;

@@ -53,6 +53,12 @@ typedef enum ConfigCgroup {
         CONFIG_CGROUP_OFF,
 } ConfigCgroup;
 
+/* [agent] log_format: the log's lines (log/log.h LogFormat). */
+typedef enum ConfigLogFormat {
+        CONFIG_LOG_FORMAT_TEXT,
+        CONFIG_LOG_FORMAT_JSON,
+} ConfigLogFormat;
+
 /* One broker address of [rabbitmq] host. host is as written, without the
  * brackets of "[v6addr]:port"; "localhost" is left for the transport to
  * resolve. */
@@ -112,6 +118,7 @@ typedef struct Config {
                 unsigned heartbeat;           /* AMQP heartbeat seconds, 0 = off */
                 bool verify_hostname;         /* check the broker certificate's name */
                 unsigned reconnect_max_delay; /* seconds, cap of the reconnect back-off */
+                ConfigLogFormat log_format;
         } agent;
 
         struct ConfigSandbox {
@@ -203,6 +210,7 @@ int config_format(const Config *c, char **ret);
 const char *config_ssl_version_name(ConfigSslVersion v);
 const char *config_cgroup_name(ConfigCgroup v);
 const char *config_profile_name(ConfigProfile v);
+const char *config_log_format_name(ConfigLogFormat v);
 
 /* The name of capability n ("CAP_SYS_ADMIN"), or NULL for a number this
  * build does not know. */
