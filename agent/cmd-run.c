@@ -30,7 +30,7 @@ static void on_signal(uv_signal_t *s, int signum)
         /* The first signal gives the running script stop_grace seconds; a
          * second one kills it at once. */
         st->signals++;
-        log_warning(NULL, "%s received: stopping%s", strsignal(signum),
+        log_warning(runner_plan_id(st->runner), "%s received: stopping%s", strsignal(signum),
                     st->signals > 1 ? " now" : "");
         runner_stop(st->runner, st->signals > 1 ? 0 : st->cfg->agent.stop_grace);
 }

@@ -16,7 +16,9 @@
 
 #include "test-lib.h"
 #include "daemon/daemon-internal.h"
+#include "log/log.h"
 #include "result/result.h"
+#include "util/fileio.h"
 #include "util/macro.h"
 
 /* A plan whose Body returns 7, with the message's ID. */
@@ -532,6 +534,122 @@ START_TEST(test_stop_while_checking)
 }
 END_TEST
 
+/* A plan whose script prints a line and ends. */
+#define PLAN_SCRIPT                                                                                \
+        "{\"FormatVersion\": \"2.0.0\", \"ID\": \"%s\", \"Action\": \"Execute\","                  \
+        " \"Body\": \"return hello().exitCode\","                                                  \
+        " \"Scripts\": {\"hello\": {\"Type\": \"Application\", \"Version\": \"1.0.0\","            \
+        " \"EntryPoint\": \"f\", \"Files\": [], \"Options\": {}}},"                                \
+        " \"Files\": {\"f\": {\"Name\": \"hello.sh\", \"BodyType\": \"Text\","                     \
+        " \"Body\": \"#!/bin/sh\\necho hello\\n\"}}}"
+
+static uint64_t want_seq;
+
+static bool published_want(void)
+{
+        return fake.seq >= want_seq;
+}
+
+/* Wait for publish #seq, confirm it with status, and wait until the pump
+ * is done with it. */
+static void publish_confirm(uint64_t seq, TransportConfirm status)
+{
+        want_seq = seq;
+        run_until(published_want, "the next result is published");
+        run_until(plan_lane_settled, "the plan lane is idle");
+        confirm(seq, status);
+}
+
+/* Log entries that are about the agent, not a plan (docs/daemon.md, "Logs"). */
+static bool about_the_agent(const char *message)
+{
+        static const char *const prefixes[] = {
+                "consuming ", "connection lost: ", "Terminated: stopping", "stopped; "};
+
+        for (size_t i = 0; i < ELEMENTSOF(prefixes); i++)
+                if (strncmp(message, prefixes[i], strlen(prefixes[i])) == 0)
+                        return true;
+        return false;
+}
+
+/* Every log entry from a plan's delivery to its result's removal names the
+ * plan (docs/daemon.md, "Logs"): plans that run (with a script, and with
+ * debug entries on), a result whose confirm is lost and that goes again, a
+ * copy dropped after a lost ack, a plan refused by validation, a body that
+ * is no JSON (named by its message_id), and a plan stopped by two SIGTERMs.
+ * Only the agent's own entries (the connection, the stop) carry no ID. */
+START_TEST(test_every_plan_entry_names_its_plan)
+{
+        static const char *const ids[] = {"q-1", "s-1", "lost-1", "bad-1", "nojson-1", "slow-1"};
+        unsigned seen[ELEMENTSOF(ids)] = {0};
+        _cleanup_free_ char *text = NULL;
+        char path[128], body[1024], *save = NULL;
+        size_t n_lines = 0;
+
+        snprintf(path, sizeof(path), "%s/agent.log", storage);
+        ck_assert_int_eq(log_open_with(&(LogOptions){
+                                 .path = path, .debug = true, .format = LOG_FORMAT_JSON}),
+                         0);
+        connect_ready();
+        deliver_quick("q-1");
+        want_seq = 1;
+        run_until(published_want, "q-1 is published");
+        connection_lost(1);
+        connect_ready();
+        publish_confirm(2, TRANSPORT_CONFIRM_ACK);
+
+        snprintf(body, sizeof(body), PLAN_SCRIPT, "s-1");
+        deliver("s-1", body);
+        publish_confirm(3, TRANSPORT_CONFIRM_ACK);
+
+        fake.ack_rc = -ENOTCONN;
+        deliver_quick("lost-1");
+        run_until(settled_empty, "the copy is dropped");
+        fake.ack_rc = 0;
+
+        deliver("bad-1", "{\"FormatVersion\": \"2.0.0\", \"ID\": \"bad-1\", \"Body\": 7}");
+        publish_confirm(4, TRANSPORT_CONFIRM_ACK);
+        deliver("nojson-1", "not json");
+        publish_confirm(5, TRANSPORT_CONFIRM_ACK);
+        run_until(settled_empty, "every result is removed");
+
+        cfg->agent.stop_grace = 60;
+        snprintf(body, sizeof(body), PLAN_SLOW, "slow-1", storage);
+        deliver("slow-1", body);
+        run_until(slow_started, "the slow plan runs");
+        kill(getpid(), SIGTERM);
+        while (!daemon_stop_requested(&d))
+                uv_run(&loop, UV_RUN_ONCE);
+        kill(getpid(), SIGTERM);
+        publish_confirm(6, TRANSPORT_CONFIRM_ACK);
+        expect_result(6, "slow-1", RESULT_CODE_INTERRUPTED);
+        run_until(stopped, "the transport is stopped");
+        log_close();
+
+        ck_assert_int_eq(file_read_all(path, 1 << 20, &text, NULL), 0);
+        for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+                _cleanup_json_ json_t *o = json_loads(l, 0, NULL);
+                const char *id = json_string_value(json_object_get(o, "plan_id"));
+                const char *message = json_string_value(json_object_get(o, "message"));
+                size_t k = 0;
+
+                ck_assert_msg(message, "not a log entry: %s", l);
+                n_lines++;
+                if (!id) {
+                        ck_assert_msg(about_the_agent(message), "no plan ID: %s", l);
+                        continue;
+                }
+                while (k < ELEMENTSOF(ids) && !streq(ids[k], id))
+                        k++;
+                ck_assert_msg(k < ELEMENTSOF(ids), "an unknown plan ID: %s", l);
+                seen[k]++;
+        }
+        for (size_t k = 0; k < ELEMENTSOF(ids); k++)
+                ck_assert_msg(seen[k] >= 1, "%u entries name %s", seen[k], ids[k]);
+        ck_assert_uint_gt(n_lines, 20);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_roundtrip);
@@ -543,6 +661,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_result_not_a_document_dropped);
         tcase_add_test(tc, test_stop_mid_plan);
         tcase_add_test(tc, test_stop_while_checking);
+        tcase_add_test(tc, test_every_plan_entry_names_its_plan);
 }
 
 int main(void)

@@ -121,8 +121,10 @@ typedef struct Daemon {
          * published still goes before any plan. */
         DaemonPlanLane plan;
         char busy_ts[JOURNAL_TS_MAX]; /* the plan lane's entry, "" when idle */
+        char *busy_id;                /* its plan's ID once it runs, for the log; else NULL */
         DaemonPubLane pub;
         char pub_ts[JOURNAL_TS_MAX]; /* the publish lane's entry, "" when idle */
+        char *pub_id;                /* its result's SourceID once published; else NULL */
         uint64_t publish_seq;        /* PUB_CONFIRMING: the confirm awaited */
 
         unsigned work_in_flight;    /* uv_work_t items not yet completed */
@@ -144,7 +146,7 @@ typedef struct Daemon {
 } Daemon;
 
 /* daemon-pump.c */
-void daemon_work_free_all(Daemon *d); /* at exit: stalled work */
+void daemon_work_free_all(Daemon *d); /* at exit: stalled work, the lanes' IDs */
 void daemon_pump(Daemon *d);
 void daemon_store_delivery(Daemon *d, TransportDelivery *dl);
 void daemon_on_confirm(Daemon *d, uint64_t seq, TransportConfirm status);

@@ -79,9 +79,11 @@ static void plan_lane_move(Daemon *d, DaemonPlanLane to, const char *ts)
 {
         assert(to == PLAN_IDLE || to == d->plan + 1);
         d->plan = to;
-        if (to == PLAN_IDLE)
+        if (to == PLAN_IDLE) {
                 d->busy_ts[0] = '\0';
-        else if (to == PLAN_CHECKING)
+                free(d->busy_id);
+                d->busy_id = NULL;
+        } else if (to == PLAN_CHECKING)
                 snprintf(d->busy_ts, sizeof(d->busy_ts), "%s", ts);
 }
 
@@ -113,9 +115,11 @@ static void pub_lane_move(Daemon *d, DaemonPubLane to, const char *ts)
 {
         assert(pub_lane_may(d->pub, to));
         d->pub = to;
-        if (to == PUB_IDLE)
+        if (to == PUB_IDLE) {
                 d->pub_ts[0] = '\0';
-        else if (ts)
+                free(d->pub_id);
+                d->pub_id = NULL;
+        } else if (ts)
                 snprintf(d->pub_ts, sizeof(d->pub_ts), "%s", ts);
 }
 
@@ -126,11 +130,11 @@ static void pub_lane_free(Daemon *d)
 
 static void on_plan_done(Runner *r, json_t *result, void *userdata);
 
-/* Remove entry ts without a record, on the pool: the journal's calls that
- * change the disk may wait for another's fsync, and the loop must not.
- * No plan starts until it is gone (daemon_pump), so that the entry is not
- * taken up meanwhile. */
-static int drop_entry(Daemon *d, const char *ts)
+/* Remove entry ts, of plan id (NULL: unknown), without a record, on the
+ * pool: the journal's calls that change the disk may wait for another's
+ * fsync, and the loop must not. No plan starts until it is gone
+ * (daemon_pump), so that the entry is not taken up meanwhile. */
+static int drop_entry(Daemon *d, const char *ts, const char *id)
 {
         DaemonWork *w = daemon_work_new(WORK_DROP, ts);
         int rc = w ? daemon_queue_work(d, w) : -ENOMEM;
@@ -139,6 +143,7 @@ static int drop_entry(Daemon *d, const char *ts)
                 daemon_work_free(w);
                 return rc;
         }
+        w->msg_id = id ? strdup(id) : NULL;
         d->drops_in_flight++;
         return 0;
 }
@@ -147,7 +152,7 @@ static void after_drop(Daemon *d, DaemonWork *w)
 {
         d->drops_in_flight--;
         if (w->rc < 0)
-                log_warning(NULL, "cannot remove entry %s: %s", w->ts, strerror(-w->rc));
+                log_warning(w->msg_id, "cannot remove entry %s: %s", w->ts, strerror(-w->rc));
         /* A result that was not a document (publish_result) frees the
          * publish lane only now, or it would be picked up again. */
         if (d->pub == PUB_DROPPING && streq(d->pub_ts, w->ts))
@@ -182,9 +187,8 @@ static void after_store(Daemon *d, DaemonWork *w)
                 /* Not acked: the broker keeps the message. It is stored again
                  * when the disk recovers, or redelivered on a new connection. */
                 if (!w->refused)
-                        log_error(NULL,
-                                  "cannot store a plan (message_id '%s'): %s; retrying in %d s",
-                                  mid, strerror(-w->rc), DAEMON_RETRY_MS / 1000);
+                        log_error(mid, "cannot store the plan: %s; retrying in %d s",
+                                  strerror(-w->rc), DAEMON_RETRY_MS / 1000);
                 daemon_notify_status("cannot store plans: %s; they wait in the queue, tried "
                                      "again every %d s",
                                      strerror(-w->rc), DAEMON_RETRY_MS / 1000);
@@ -203,42 +207,29 @@ static void after_store(Daemon *d, DaemonWork *w)
         if (rc == -ENOTCONN && !plan_lane_has(d, w->ts)) {
                 /* The connection that delivered it has gone, so the broker
                  * delivers it again: keep one copy, not two. */
-                log_info(NULL,
+                log_info(mid,
                          "connection lost before the ack of entry %s; the broker redelivers it",
                          w->ts);
-                rc = drop_entry(d, w->ts);
+                rc = drop_entry(d, w->ts, mid);
                 if (rc < 0)
-                        log_error(NULL, "cannot remove entry %s: %s", w->ts, strerror(-rc));
+                        log_error(mid, "cannot remove entry %s: %s", w->ts, strerror(-rc));
         } else {
                 if (rc < 0)
-                        log_warning(NULL, "ack of entry %s failed: %s", w->ts, strerror(-rc));
+                        log_warning(mid, "ack of entry %s failed: %s", w->ts, strerror(-rc));
                 else
-                        log_debug(NULL, "plan message '%s' stored as entry %s and acked",
-                                  w->msg_id ? w->msg_id : "", w->ts);
+                        log_debug(mid, "plan message stored as entry %s and acked", w->ts);
         }
         daemon_work_free(w);
         daemon_pump(d);
 }
 
-static char *id_text(const json_t *id)
-{
-        if (json_is_string(id))
-                return strdup(json_string_value(id));
-        if (id && !json_is_null(id)) {
-                char *s = NULL;
-                if (pyjson_dumps(id, &s) == 0)
-                        return s;
-        }
-        return strdup("");
-}
-
 static void after_prepare(Daemon *d, DaemonWork *w)
 {
-        _cleanup_free_ char *id = id_text(w->source_id);
+        _cleanup_free_ char *id = pyjson_id_text(w->source_id);
         int rc;
 
         if (w->note)
-                log_write(w->note_level, id && *id ? id : NULL, "%s", w->note);
+                log_write(w->note_level, id, "%s", w->note);
         if (w->outcome == OUTCOME_RETRY) {
                 log_error(id, "entry %s: %s; retrying in %d s", w->ts, strerror(-w->rc),
                           DAEMON_RETRY_MS / 1000);
@@ -260,7 +251,8 @@ static void after_prepare(Daemon *d, DaemonWork *w)
                 return;
         }
         plan_lane_move(d, PLAN_RUNNING, NULL);
-        daemon_notify_status("running plan %s", id);
+        d->busy_id = TAKE_PTR(id);
+        daemon_notify_status("running plan %s", d->busy_id ? d->busy_id : "");
 }
 
 static void on_plan_done(Runner *r, json_t *result, void *userdata)
@@ -286,7 +278,7 @@ static void on_plan_done(Runner *r, json_t *result, void *userdata)
         if (rc < 0) {
                 /* The entry keeps its `running` mark: after a restart it is
                  * answered as interrupted, never silently lost. */
-                log_error(NULL, "cannot keep the result of entry %s: %s", d->busy_ts,
+                log_error(d->busy_id, "cannot keep the result of entry %s: %s", d->busy_ts,
                           strerror(-rc));
                 daemon_work_free(w);
                 plan_lane_free(d);
@@ -298,8 +290,8 @@ static void after_result(Daemon *d, DaemonWork *w)
 {
         if (w->rc < 0) {
                 /* Keep trying: the result is in memory only. */
-                log_error(NULL, "cannot store the result of entry %s: %s; retrying in %d s", w->ts,
-                          strerror(-w->rc), DAEMON_RETRY_MS / 1000);
+                log_error(d->busy_id, "cannot store the result of entry %s: %s; retrying in %d s",
+                          w->ts, strerror(-w->rc), DAEMON_RETRY_MS / 1000);
                 stall(d, w);
                 return;
         }
@@ -337,7 +329,8 @@ static void after_work(uv_work_t *req, int status)
                 break;
         case WORK_REMOVE:
                 if (w->rc < 0)
-                        log_warning(NULL, "cannot remove entry %s: %s", w->ts, strerror(-w->rc));
+                        log_warning(d->pub_id, "cannot remove entry %s: %s", w->ts,
+                                    strerror(-w->rc));
                 daemon_work_free(w);
                 pub_lane_free(d);
                 daemon_pump(d);
@@ -406,12 +399,14 @@ static int publish_result(Daemon *d, const char *ts)
         rc = journal_get_result(d->journal, ts, &res);
         if (rc == JOURNAL_CORRUPT) {
                 log_error(NULL, "entry %s: result.json is not a JSON object; dropping it", ts);
-                rc = drop_entry(d, ts);
-                return rc < 0 ? rc : 1;
+                rc = drop_entry(d, ts, NULL);
+                if (rc < 0)
+                        goto fail;
+                return 1;
         }
         if (rc < 0)
-                return rc;
-        mid = id_text(res->source_id);
+                goto fail;
+        mid = pyjson_id_text(res->source_id);
         /* AMQP short strings hold 255 bytes; the engine matches results by
          * the body's SourceID first, so a cut message_id loses nothing. */
         if (mid && strlen(mid) > 255)
@@ -422,7 +417,7 @@ static int publish_result(Daemon *d, const char *ts)
 
                 rc = body_without_reply_to(res, &body);
                 if (rc < 0)
-                        return rc;
+                        goto fail;
                 if (route && *route && strlen(route) <= 255) {
                         rc = d->tops->publish(d->transport, cfg->rabbitmq.result_exchange, route,
                                               mid, body, strlen(body), &seq);
@@ -433,12 +428,17 @@ static int publish_result(Daemon *d, const char *ts)
                               body ? body : res->text, body ? strlen(body) : res->len, &seq);
 published:
         if (rc < 0)
-                return rc;
+                goto fail;
         pub_lane_move(d, PUB_CONFIRMING, ts);
         d->publish_seq = seq;
+        d->pub_id = TAKE_PTR(mid);
         daemon_crash_point(d, "published");
-        log_debug(mid, "result of entry %s published (confirm #%llu)", ts, (unsigned long long)seq);
+        log_debug(d->pub_id, "result of entry %s published (confirm #%llu)", ts,
+                  (unsigned long long)seq);
         return 0;
+fail:
+        log_warning(mid, "cannot publish the result of entry %s: %s", ts, strerror(-rc));
+        return rc;
 }
 
 void daemon_on_confirm(Daemon *d, uint64_t seq, TransportConfirm status)
@@ -450,7 +450,8 @@ void daemon_on_confirm(Daemon *d, uint64_t seq, TransportConfirm status)
         if (status != TRANSPORT_CONFIRM_ACK) {
                 /* LOST: published again after the next on_ready. NACK: the
                  * broker could not take it now; try again shortly. */
-                log_warning(NULL, "result of entry %s was %s; it stays in the journal", d->pub_ts,
+                log_warning(d->pub_id, "result of entry %s was %s; it stays in the journal",
+                            d->pub_ts,
                             status == TRANSPORT_CONFIRM_NACK
                                     ? "refused by the broker"
                                     : "not confirmed before the connection ended");
@@ -493,7 +494,6 @@ static bool pump_result(Daemon *d, const char *ts)
                 pub_lane_move(d, PUB_DROPPING, ts);
                 return false;
         }
-        log_warning(NULL, "cannot publish the result of entry %s: %s", ts, strerror(-rc));
         if (rc != -ENOTCONN)
                 retry_later(d);
         return false;
@@ -613,7 +613,7 @@ void daemon_store_delivery(Daemon *d, TransportDelivery *dl)
                 goto fail;
         return;
 fail:
-        log_error(NULL, "out of memory storing a plan; returning it to the queue");
+        log_error(dl->message_id, "out of memory storing the plan; returning it to the queue");
         daemon_work_free(w);
         d->tops->reject(d->transport, dl->tag, true);
 }
@@ -622,6 +622,10 @@ void daemon_work_free_all(Daemon *d)
 {
         DaemonWork *w;
 
+        free(d->busy_id);
+        d->busy_id = NULL;
+        free(d->pub_id);
+        d->pub_id = NULL;
         while ((w = d->stalled)) {
                 d->stalled = w->next;
                 daemon_work_free(w);

@@ -293,6 +293,7 @@ static void work_prepare(DaemonWork *w)
                 rc = signature_verify(d->key, d->cfg->rabbitmq.input_queue, jp->body, jp->body_len,
                                       jp->signature, jp->signature_len);
                 if (rc != 0) {
+                        plan_ids(w, jp, NULL); /* the message's ID, for the log */
                         note(w, LOG_LEVEL_ERROR, "entry %s: %s; dropping the plan", w->ts,
                              rc == SIGNATURE_MISSING ? "required signature was not found"
                                                      : "invalid signature");

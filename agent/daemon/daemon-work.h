@@ -45,7 +45,7 @@ typedef struct DaemonWork {
         /* The plan could not be stored (-ENOSPC, -EDQUOT, -EFBIG), so an
          * answer was stored instead, with rc its outcome; 0 otherwise. */
         int refused;
-        char *msg_id;
+        char *msg_id; /* WORK_DROP too: the plan's ID, for the log (NULL: none) */
         char *reply_to;
         uint8_t *sig;
         size_t sig_len;

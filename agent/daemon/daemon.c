@@ -148,7 +148,8 @@ static void on_signal(uv_signal_t *s, int signum)
                 return;
         }
         if (daemon_stop_requested(d)) {
-                log_warning(NULL, "%s again: killing the running script now", strsignal(signum));
+                log_warning(runner_plan_id(d->runner), "%s again: killing the running script now",
+                            strsignal(signum));
                 runner_stop(d->runner, 0);
                 return;
         }

@@ -65,7 +65,11 @@ void log_write_at(const char *file, int line, const char *func, LogLevel level, 
                   const char *fmt, ...)
 {
         _cleanup_strbuf_ StrBuf msg = STRBUF_INIT, out = STRBUF_INIT;
-        LogEntry e = {.level = level, .plan_id = plan_id, .file = file, .line = line, .func = func};
+        LogEntry e = {.level = level,
+                      .plan_id = plan_id && *plan_id ? plan_id : NULL,
+                      .file = file,
+                      .line = line,
+                      .func = func};
         va_list ap;
         int saved = errno, r;
 

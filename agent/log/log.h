@@ -53,7 +53,7 @@ bool log_debug_enabled(void);
 /* Whether entries go to journald's socket (as opposed to lines). */
 bool log_to_journal(void);
 
-/* plan_id may be NULL for entries that are not about a plan (see above).
+/* plan_id is NULL (or "") for entries that are not about a plan (see above).
  * file, line and func say where the entry comes from (the journal's
  * CODE_FILE, CODE_LINE and CODE_FUNC). */
 void log_write_at(const char *file, int line, const char *func, LogLevel level, const char *plan_id,

@@ -34,7 +34,8 @@ typedef struct RunnerJob {
         json_t *plan;      /* owned */
         json_t *source_id; /* owned: SourceID of the result */
         json_t *reply_to;  /* owned: ReplyTo of the result */
-        char *id;          /* owned: the plan ID as text, safe as a file name */
+        char *id;          /* owned: the plan ID as text (pyjson_id_text()), for the log */
+        char *dir;         /* owned: the plan ID, or a fresh one, safe as a file name */
         unsigned timeout;  /* seconds for the whole plan, 0 = none */
         runner_done_cb done;
         void *userdata;

@@ -344,7 +344,7 @@ static int runner_proc_spawn(RunnerJob *job)
         job->cg_events_logged = false;
         job->session = CHILD_SESSION_NONE;
         if (r->cgroup && cgroup_version(r->cgroup) != CGROUP_VERSION_NONE) {
-                rc = cgroup_run_new(r->cgroup, job->id, &job->cg_run);
+                rc = cgroup_run_new(r->cgroup, job->dir, &job->cg_run);
                 if (rc < 0) {
                         set_failure(job->res, PROC_FAIL_SPAWN, "cannot create a cgroup for %s: %s",
                                     req->what, strerror(-rc));

@@ -60,6 +60,7 @@ static void job_free(RunnerJob *job)
         json_decref(job->result);
         free(job->cache_dir);
         free(job->id);
+        free(job->dir);
         free(job);
 }
 
@@ -466,7 +467,7 @@ fail:
 /* The plan's ID as a directory name. The reference uses the ID as it is,
  * so an empty ID made it remove <storage>/files itself; an ID that is not
  * a safe file name (files_component_problem()) gets a fresh one for the
- * directory (the result still carries the real ID). */
+ * directory (the result and the log still carry the real ID). */
 static char *safe_id(const json_t *plan, const json_t *source_id)
 {
         const json_t *id = json_object_get(plan, "ID");
@@ -522,9 +523,11 @@ int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const j
         job->plan = json_incref((json_t *)plan);
         job->source_id = source_id ? json_deep_copy(source_id) : json_string("");
         job->reply_to = reply_to ? json_deep_copy(reply_to) : json_null();
-        job->id = safe_id(plan, source_id);
+        job->dir = safe_id(plan, source_id);
+        /* As the daemon names the plan: its ID, else the message's. */
+        job->id = pyjson_id_text(json_object_get(plan, "ID") ?: source_id);
         atomic_init(&job->cancel, RUNNER_CANCEL_NONE);
-        if (!job->plan || !job->source_id || !job->reply_to || !job->id) {
+        if (!job->plan || !job->source_id || !job->reply_to || !job->dir || !job->id) {
                 job_free(job);
                 return -ENOMEM;
         }
@@ -551,6 +554,11 @@ int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const j
 bool runner_busy(const Runner *r)
 {
         return r->job != NULL || r->finishing != NULL;
+}
+
+const char *runner_plan_id(const Runner *r)
+{
+        return r && r->job ? r->job->id : NULL;
 }
 
 void runner_stop(Runner *r, unsigned grace_seconds)

@@ -66,6 +66,11 @@ int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const j
 /* A plan runs, or the last one's files are still being removed. */
 bool runner_busy(const Runner *r);
 
+/* The running plan's ID as the runner's log entries name it (its ID, else
+ * source_id, as text), or NULL when no plan runs. Valid until the plan's
+ * done callback returns. */
+const char *runner_plan_id(const Runner *r);
+
 /* cb (NULL: none) is called on the loop thread each time the runner stops
  * being busy, which may be after done was called: what waits for an idle
  * runner (a stop) waits for this. */

@@ -319,3 +319,15 @@ int pyjson_dumps(const json_t *v, char **ret)
                 return r;
         return strbuf_steal(&b, ret);
 }
+
+char *pyjson_id_text(const json_t *id)
+{
+        if (json_is_string(id))
+                return strdup(json_string_value(id));
+        if (id && !json_is_null(id)) {
+                char *s = NULL;
+                if (pyjson_dumps(id, &s) == 0)
+                        return s;
+        }
+        return strdup("");
+}

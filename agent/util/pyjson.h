@@ -67,6 +67,11 @@ int pyjson_dump(const json_t *v, const PyJsonOptions *opt, StrBuf *out);
 /* json.dumps(v) with the defaults, as a new string in *ret. */
 int pyjson_dumps(const json_t *v, char **ret);
 
+/* A plan's ID as log entries name it: a string's value, another value's
+ * json.dumps() text, "" for NULL, null or a value that cannot be written.
+ * Returns a new string, or NULL when out of memory. */
+char *pyjson_id_text(const json_t *id);
+
 /* Append s[0..len) as a JSON string literal with the quotes. Invalid UTF-8
  * is rejected with -EILSEQ. */
 int pyjson_quote(StrBuf *out, const char *s, size_t len, bool ensure_ascii);
