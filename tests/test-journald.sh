@@ -34,6 +34,12 @@ if [ "${1:-}" = inner ]; then
         JOURNAL_STREAM=$stream "$agent" --config-file "$work/agent.conf" run "$work/$plan.json" \
             --storage "$work/storage" >/dev/null 2>>"$work/stderr"
     done
+    # journald takes the datagrams in its own time: wait for both plans' end.
+    for _ in $(seq 200); do
+        [ "$(journalctl -D /run/log/journal -o cat --no-pager SYSLOG_IDENTIFIER=muranoagent |
+            grep -c '^plan finished')" = 2 ] && break
+        sleep 0.05
+    done
     journalctl -D /run/log/journal -o json --no-pager SYSLOG_IDENTIFIER=muranoagent \
         >"$work/entries.json"
     journalctl -D /run/log/journal -o cat --no-pager PLAN_ID=jd-fails >"$work/fails.txt"
