@@ -192,8 +192,55 @@ START_TEST(test_output_split_character)
 }
 END_TEST
 
+START_TEST(test_batch)
+{
+        ProgressBatch b = {0};
+        ProgressEvent e = {.kind = PROGRESS_ACCEPTED, .plan = "p", .time_ms = T0};
+        static char big[PROGRESS_CHUNK_MAX];
+        const char *text = NULL;
+        size_t len = 0;
+
+        progress_batch_take(&b, &text, &len);
+        ck_assert_ptr_null(text);
+        e.seq = 1;
+        ck_assert_int_eq(progress_batch_add(&b, &e), 0);
+        e.seq = 2;
+        e.kind = PROGRESS_PLAN_FINISHED;
+        ck_assert_int_eq(progress_batch_add(&b, &e), 0);
+        ck_assert(!progress_batch_full(&b));
+        progress_batch_take(&b, &text, &len);
+        ck_assert_str_eq(text, "[{\"progress\":1,\"plan\":\"p\",\"seq\":1,\"event\":\"accepted\","
+                               "\"time\":\"2026-11-28T08:15:02.120Z\"},{\"progress\":1,\"plan\":"
+                               "\"p\",\"seq\":2,\"event\":\"plan_finished\",\"time\":\"2026-11-"
+                               "28T08:15:02.120Z\",\"error_code\":0,\"duration_ms\":0}]");
+        ck_assert_uint_eq(len, strlen(text));
+        /* Emptied by the take. */
+        progress_batch_take(&b, &text, &len);
+        ck_assert_ptr_null(text);
+        /* Full by count... */
+        for (unsigned i = 0; i < PROGRESS_BATCH_EVENTS; i++) {
+                ck_assert(!progress_batch_full(&b));
+                ck_assert_int_eq(progress_batch_add(&b, &e), 0);
+        }
+        ck_assert(progress_batch_full(&b));
+        progress_batch_take(&b, &text, &len);
+        /* ... and by size: four full output chunks. */
+        memset(big, 'x', sizeof(big));
+        e = (ProgressEvent){
+                .kind = PROGRESS_OUTPUT, .plan = "p", .text = big, .text_len = sizeof(big)};
+        for (int i = 0; i < 3; i++) {
+                ck_assert_int_eq(progress_batch_add(&b, &e), 0);
+                ck_assert(!progress_batch_full(&b));
+        }
+        ck_assert_int_eq(progress_batch_add(&b, &e), 0);
+        ck_assert(progress_batch_full(&b));
+        progress_batch_clear(&b);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
+        tcase_add_test(tc, test_batch);
         tcase_add_loop_test(tc, test_encode_describe, 0, ELEMENTSOF(cases));
         tcase_add_test(tc, test_encode_bad_kind);
         tcase_add_test(tc, test_is_event);

@@ -1,8 +1,9 @@
 /* The live progress events of the running plan (daemon-observe.h,
- * progress/progress.h): encoded here, published without confirms being
- * waited for, and dropped whenever the broker is not there to take them at
- * once. Output is gathered per stream and sent at most once per
- * PROGRESS_INTERVAL_MS, PROGRESS_CHUNK_MAX bytes at most. */
+ * progress/progress.h): encoded here, gathered for PROGRESS_BATCH_MS into
+ * one message (a plan's last event goes at once), published without
+ * confirms being waited for, and dropped whenever the broker is not there
+ * to take them at once. Output is gathered per stream and sent at most
+ * once per PROGRESS_INTERVAL_MS, PROGRESS_CHUNK_MAX bytes at most. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,10 @@ typedef struct DaemonProgress {
         uint64_t seq;    /* the plan's last event number */
         char *script;    /* owned: the running command's name, NULL when none */
         ProgressOutput out[2];
+        ProgressBatch batch;
+        uv_timer_t send; /* sends the batch PROGRESS_BATCH_MS after its first event */
         uv_timer_t flush;
+        unsigned open_timers;   /* send and flush, until their close callbacks */
         uint64_t last_flush_ms; /* uv_now of the last output chunks */
         uint64_t sent, dropped;
 } DaemonProgress;
@@ -42,25 +46,47 @@ static bool room(const Daemon *d)
         return d->tops->outstanding(d->transport) < DAEMON_PROGRESS_BACKLOG_MAX;
 }
 
-static void emit(DaemonProgress *p, ProgressEvent *e)
+/* Publish the batch as one message, or drop it. */
+static void send_batch(DaemonProgress *p)
 {
         Daemon *d = p->d;
-        _cleanup_free_ char *body = NULL;
+        unsigned n = p->batch.n;
+        const char *body;
         size_t len;
         uint64_t seq;
 
+        uv_timer_stop(&p->send);
+        progress_batch_take(&p->batch, &body, &len);
+        if (!body)
+                return;
+        /* Its confirm, if one comes, matches no result: the pump ignores
+         * it. */
+        if (room(d) && d->tops->publish(d->transport, d->cfg->rabbitmq.result_exchange, p->key, "",
+                                        body, len, &seq) == 0)
+                p->sent += n;
+        else
+                p->dropped += n;
+}
+
+static void on_send(uv_timer_t *t)
+{
+        send_batch(t->data);
+}
+
+/* Number e and add it to the batch; last: the plan's last event. */
+static void emit(DaemonProgress *p, ProgressEvent *e, bool last)
+{
         e->plan = p->plan_id;
         e->seq = ++p->seq;
         e->time_ms = wall_ms();
-        if (!room(d) || progress_encode(e, &body, &len) < 0 ||
-            d->tops->publish(d->transport, d->cfg->rabbitmq.result_exchange, p->key, "", body, len,
-                             &seq) < 0) {
-                /* Its confirm, if one comes, matches no result: the
-                 * pump ignores it. */
+        if (progress_batch_add(&p->batch, e) < 0) {
                 p->dropped++;
                 return;
         }
-        p->sent++;
+        if (last || progress_batch_full(&p->batch))
+                send_batch(p);
+        else if (!uv_is_active((uv_handle_t *)&p->send))
+                uv_timer_start(&p->send, on_send, PROGRESS_BATCH_MS, 0);
 }
 
 /* Send what the streams hold; final: the command is over. */
@@ -74,7 +100,7 @@ static void flush_output(DaemonProgress *p, bool final)
                                    .stream = i + 1,
                                    .text = text};
                 if (progress_output_take(&p->out[i], final, text, &e.text_len, &e.dropped))
-                        emit(p, &e);
+                        emit(p, &e, false);
         }
         p->last_flush_ms = uv_now(p->d->loop);
 }
@@ -111,17 +137,22 @@ int daemon_progress_start(Daemon *d)
         p->d = d;
         p->key = key;
         uv_timer_init(d->loop, &p->flush);
-        p->flush.data = p;
+        uv_timer_init(d->loop, &p->send);
+        p->flush.data = p->send.data = p;
+        p->open_timers = 2;
         d->observe.progress = p;
         log_info(NULL, "progress events go to exchange '%s' with routing key '%s'",
                  cfg->rabbitmq.result_exchange, key);
         return 0;
 }
 
-static void on_flush_closed(uv_handle_t *h)
+static void on_timer_closed(uv_handle_t *h)
 {
         DaemonProgress *p = h->data;
 
+        if (--p->open_timers > 0)
+                return;
+        progress_batch_clear(&p->batch);
         free(p->plan_id);
         free(p->script);
         free(p);
@@ -134,7 +165,8 @@ void daemon_progress_stop(Daemon *d)
         if (!p)
                 return;
         d->observe.progress = NULL;
-        uv_close((uv_handle_t *)&p->flush, on_flush_closed);
+        uv_close((uv_handle_t *)&p->flush, on_timer_closed);
+        uv_close((uv_handle_t *)&p->send, on_timer_closed);
 }
 
 void daemon_progress_plan_started(Daemon *d, const char *id)
@@ -144,10 +176,12 @@ void daemon_progress_plan_started(Daemon *d, const char *id)
 
         if (!p)
                 return;
+        /* A message holds one plan's events. */
+        send_batch(p);
         free(p->plan_id);
         p->plan_id = strdup(id ? id : "");
         p->seq = 0;
-        emit(p, &e);
+        emit(p, &e, false);
 }
 
 void daemon_progress_script_started(Daemon *d, const char *what, pid_t pid)
@@ -160,7 +194,7 @@ void daemon_progress_script_started(Daemon *d, const char *what, pid_t pid)
         free(p->script);
         p->script = strdup(what);
         memset(p->out, 0, sizeof(p->out));
-        emit(p, &e);
+        emit(p, &e, false);
 }
 
 void daemon_progress_output(Daemon *d, int stream, const char *data, size_t len)
@@ -194,7 +228,7 @@ void daemon_progress_script_finished(Daemon *d, const char *what, int exit_code,
                 return;
         uv_timer_stop(&p->flush);
         flush_output(p, true);
-        emit(p, &e);
+        emit(p, &e, false);
         free(p->script);
         p->script = NULL;
 }
@@ -208,7 +242,7 @@ void daemon_progress_plan_finished(Daemon *d, int error_code, uint64_t duration_
 
         if (!p)
                 return;
-        emit(p, &e);
+        emit(p, &e, true);
         free(p->plan_id);
         p->plan_id = NULL;
 }

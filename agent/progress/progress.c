@@ -104,6 +104,60 @@ int progress_encode(const ProgressEvent *e, char **ret, size_t *ret_len)
         return 0;
 }
 
+int progress_batch_add(ProgressBatch *b, const ProgressEvent *e)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len, need;
+        int r;
+
+        r = progress_encode(e, &text, &len);
+        if (r < 0)
+                return r;
+        /* "[" or ",", the event, and room for "]" and a NUL. */
+        need = b->len + 1 + len + 2;
+        if (need > b->cap) {
+                size_t cap = b->cap ? b->cap : 1024;
+                char *p;
+                while (cap < need)
+                        cap *= 2;
+                p = realloc(b->text, cap);
+                if (!p)
+                        return -ENOMEM;
+                b->text = p;
+                b->cap = cap;
+        }
+        b->text[b->len++] = b->n == 0 ? '[' : ',';
+        memcpy(b->text + b->len, text, len);
+        b->len += len;
+        b->n++;
+        return 0;
+}
+
+bool progress_batch_full(const ProgressBatch *b)
+{
+        return b->n >= PROGRESS_BATCH_EVENTS || b->len >= PROGRESS_BATCH_BYTES;
+}
+
+void progress_batch_take(ProgressBatch *b, const char **ret, size_t *ret_len)
+{
+        *ret = NULL;
+        *ret_len = 0;
+        if (b->n == 0)
+                return;
+        b->text[b->len++] = ']';
+        b->text[b->len] = '\0';
+        *ret = b->text;
+        *ret_len = b->len;
+        b->len = 0;
+        b->n = 0;
+}
+
+void progress_batch_clear(ProgressBatch *b)
+{
+        free(b->text);
+        *b = (ProgressBatch){0};
+}
+
 bool progress_is_event(const json_t *doc, const char *plan)
 {
         const json_t *p = json_object_get(doc, "plan");

@@ -5,10 +5,16 @@
  * engine never binds that key, so it never sees one. docs/operations.md
  * describes the events; docs/compatibility.md the extension.
  *
- * An event is one JSON object per message:
+ * A message is a JSON array of one or more events of one plan, in order;
+ * an event is a JSON object:
  *
  *   {"progress": 1, "plan": ID, "seq": N, "event": KIND, "time": ISO8601,
  *    ...the kind's fields}
+ *
+ * Events are gathered for up to PROGRESS_BATCH_MS (and at most
+ * PROGRESS_BATCH_EVENTS events or PROGRESS_BATCH_BYTES bytes) and sent as
+ * one message; a plan's last event is sent at once. A burst of short plans
+ * then costs one message per plan, not one per event.
  *
  * "seq" counts a plan's events from 1, so a reader sees what it missed.
  * The kinds and their fields:
@@ -33,9 +39,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define PROGRESS_FORMAT      1
-#define PROGRESS_CHUNK_MAX   4096
-#define PROGRESS_INTERVAL_MS 250
+#define PROGRESS_FORMAT       1
+#define PROGRESS_CHUNK_MAX    4096
+#define PROGRESS_INTERVAL_MS  250
+#define PROGRESS_BATCH_MS     100
+#define PROGRESS_BATCH_EVENTS 32
+#define PROGRESS_BATCH_BYTES  16384
 
 typedef enum ProgressKind {
         PROGRESS_ACCEPTED,
@@ -66,6 +75,27 @@ typedef struct ProgressEvent {
  * its length in *ret_len. Returns 0, -EINVAL for a kind out of range, or
  * -ENOMEM. */
 int progress_encode(const ProgressEvent *e, char **ret, size_t *ret_len);
+
+/* The events waiting to go as one message. */
+typedef struct ProgressBatch {
+        char *text; /* owned: "[" and the events so far, comma-separated */
+        size_t len, cap;
+        unsigned n;
+} ProgressBatch;
+
+/* Encode e and add it to b. Returns 0, or as progress_encode(). */
+int progress_batch_add(ProgressBatch *b, const ProgressEvent *e);
+
+/* It holds PROGRESS_BATCH_EVENTS events or PROGRESS_BATCH_BYTES bytes. */
+bool progress_batch_full(const ProgressBatch *b);
+
+/* The message of the events added since the last take: *ret points into
+ * b, valid until the next call on b; NULL when there are none. The batch
+ * is empty afterwards. */
+void progress_batch_take(ProgressBatch *b, const char **ret, size_t *ret_len);
+
+/* Free what b holds; it may be used again. */
+void progress_batch_clear(ProgressBatch *b);
 
 /* Whether doc is a progress event of plan (NULL: of any plan). */
 bool progress_is_event(const json_t *doc, const char *plan);

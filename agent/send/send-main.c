@@ -163,23 +163,29 @@ static int reopen_session(const SendArgs *a, int64_t deadline, SendBroker **ret)
         }
 }
 
-/* --follow: print an event of this plan on stderr, and say so when events
- * were missed (dropped by the agent, or sent while we were away). */
+/* --follow: print the events of this plan that a message holds (an array
+ * of them) on stderr, and say so when events were missed (dropped by the
+ * agent, or sent while we were away). */
 static void show_progress(const SendMessage *m, const char *plan, json_int_t *last_seq)
 {
         _cleanup_json_ json_t *doc = json_loadb(m->body, m->body_len, 0, NULL);
-        _cleanup_free_ char *text = NULL;
-        json_int_t seq;
+        json_t *event;
+        size_t i;
 
-        if (!progress_is_event(doc, plan) || progress_describe(doc, &text) < 0)
-                return;
-        seq = json_integer_value(json_object_get(doc, "seq"));
-        if (seq > *last_seq + 1)
-                fprintf(stderr, "(%" JSON_INTEGER_FORMAT " progress event(s) missed)\n",
-                        seq - *last_seq - 1);
-        if (seq > *last_seq)
-                *last_seq = seq;
-        fputs(text, stderr);
+        json_array_foreach (doc, i, event) {
+                _cleanup_free_ char *text = NULL;
+                json_int_t seq;
+
+                if (!progress_is_event(event, plan) || progress_describe(event, &text) < 0)
+                        continue;
+                seq = json_integer_value(json_object_get(event, "seq"));
+                if (seq > *last_seq + 1)
+                        fprintf(stderr, "(%" JSON_INTEGER_FORMAT " progress event(s) missed)\n",
+                                seq - *last_seq - 1);
+                if (seq > *last_seq)
+                        *last_seq = seq;
+                fputs(text, stderr);
+        }
         fflush(stderr);
 }
 

@@ -55,7 +55,8 @@ same "the loud plan's result" 1 "$(amqp drain --count 1 --idle 30000 --out "$T/r
 amqp drain --idle 2000 --out "$T/ev" "$key" >/dev/null
 python3 - "$T/ev" >"$T/ev.txt" <<'EOF_PY'
 import glob, json, sys
-evs = [json.load(open(p)) for p in sorted(glob.glob(sys.argv[1] + "/*.body"))]
+msgs = [json.load(open(p)) for p in sorted(glob.glob(sys.argv[1] + "/*.body"))]
+evs = [e for m in msgs for e in m]
 out = [e for e in evs if e["event"] == "output"]
 print("kinds", " ".join(e["event"] for e in evs if e["event"] != "output"))
 print("seq", [e["seq"] for e in evs] == list(range(1, len(evs) + 1)))
@@ -63,6 +64,7 @@ print("plan", set(e["plan"] for e in evs) == {"plan-loud"})
 print("chunks", len(out), max(len(e["text"].encode()) for e in out))
 print("dropped", sum(e["dropped"] for e in out))
 print("tail", repr("".join(e["text"] for e in out)[-7:]))
+print("messages", len(msgs), len(evs))
 print("props", open(sys.argv[1] + "/00001.props").read().replace("\n", " "))
 EOF_PY
 note <"$T/ev.txt"
@@ -79,6 +81,20 @@ same "a UTF-8 character split across writes arrives whole" "tail '\\né end\\n'"
     "$(grep ^tail "$T/ev.txt")"
 grep -q "routing_key: \"$key\" " "$T/ev.txt"
 check "published with the progress routing key" test $? -eq 0
+
+# ---- a short plan: one message ----
+script_plan "$T/short.json" plan-short 'echo hello'
+amqp publish "$q" "$T/short.json" >/dev/null
+mkdir -p "$T/res1" "$T/ev1"
+same "the short plan's result" 1 "$(amqp drain --count 1 --idle 20000 --out "$T/res1" "$rq")"
+amqp drain --idle 1000 --out "$T/ev1" "$key" >/dev/null
+same "a short plan's 5 events go as one message" "messages 1 5" \
+    "$(python3 - "$T/ev1" <<'EOF_PY'
+import glob, json, sys
+msgs = [json.load(open(p)) for p in sorted(glob.glob(sys.argv[1] + "/*.body"))]
+print("messages", len(msgs), sum(len(m) for m in msgs))
+EOF_PY
+)"
 
 # ---- nobody listening ----
 ctl delete_queue "$key" >/dev/null 2>&1
