@@ -121,5 +121,8 @@ void daemon_progress_output(struct Daemon *d, int stream, const char *data, size
 void daemon_progress_script_finished(struct Daemon *d, const char *what, int exit_code,
                                      const char *failure, uint64_t duration_ms);
 void daemon_progress_plan_finished(struct Daemon *d, int error_code, uint64_t duration_ms);
+/* Send the events gathered so far now: the pump calls it right before it
+ * publishes a result, so that the plan's last events travel with it. */
+void daemon_progress_flush(struct Daemon *d);
 /* {"routing_key", "sent", "dropped"} for `status`, or JSON null when off. */
 json_t *daemon_progress_json(struct Daemon *d);

@@ -1,6 +1,6 @@
 /* The live progress events of the running plan (daemon-observe.h,
  * progress/progress.h): encoded here, gathered for PROGRESS_BATCH_MS into
- * one message (a plan's last event goes at once), published without
+ * one message (a plan's last events go with its result), published without
  * confirms being waited for, and dropped whenever the broker is not there
  * to take them at once. Output is gathered per stream and sent at most
  * once per PROGRESS_INTERVAL_MS, PROGRESS_CHUNK_MAX bytes at most. */
@@ -73,8 +73,8 @@ static void on_send(uv_timer_t *t)
         send_batch(t->data);
 }
 
-/* Number e and add it to the batch; last: the plan's last event. */
-static void emit(DaemonProgress *p, ProgressEvent *e, bool last)
+/* Number e and add it to the batch. */
+static void emit(DaemonProgress *p, ProgressEvent *e)
 {
         e->plan = p->plan_id;
         e->seq = ++p->seq;
@@ -83,7 +83,7 @@ static void emit(DaemonProgress *p, ProgressEvent *e, bool last)
                 p->dropped++;
                 return;
         }
-        if (last || progress_batch_full(&p->batch))
+        if (progress_batch_full(&p->batch))
                 send_batch(p);
         else if (!uv_is_active((uv_handle_t *)&p->send))
                 uv_timer_start(&p->send, on_send, PROGRESS_BATCH_MS, 0);
@@ -100,7 +100,7 @@ static void flush_output(DaemonProgress *p, bool final)
                                    .stream = i + 1,
                                    .text = text};
                 if (progress_output_take(&p->out[i], final, text, &e.text_len, &e.dropped))
-                        emit(p, &e, false);
+                        emit(p, &e);
         }
         p->last_flush_ms = uv_now(p->d->loop);
 }
@@ -181,7 +181,7 @@ void daemon_progress_plan_started(Daemon *d, const char *id)
         free(p->plan_id);
         p->plan_id = strdup(id ? id : "");
         p->seq = 0;
-        emit(p, &e, false);
+        emit(p, &e);
 }
 
 void daemon_progress_script_started(Daemon *d, const char *what, pid_t pid)
@@ -194,7 +194,7 @@ void daemon_progress_script_started(Daemon *d, const char *what, pid_t pid)
         free(p->script);
         p->script = strdup(what);
         memset(p->out, 0, sizeof(p->out));
-        emit(p, &e, false);
+        emit(p, &e);
 }
 
 void daemon_progress_output(Daemon *d, int stream, const char *data, size_t len)
@@ -228,7 +228,7 @@ void daemon_progress_script_finished(Daemon *d, const char *what, int exit_code,
                 return;
         uv_timer_stop(&p->flush);
         flush_output(p, true);
-        emit(p, &e, false);
+        emit(p, &e);
         free(p->script);
         p->script = NULL;
 }
@@ -242,9 +242,15 @@ void daemon_progress_plan_finished(Daemon *d, int error_code, uint64_t duration_
 
         if (!p)
                 return;
-        emit(p, &e, true);
+        emit(p, &e);
         free(p->plan_id);
         p->plan_id = NULL;
+}
+
+void daemon_progress_flush(Daemon *d)
+{
+        if (d->observe.progress)
+                send_batch(d->observe.progress);
 }
 
 json_t *daemon_progress_json(Daemon *d)

@@ -13,8 +13,9 @@
  *
  * Events are gathered for up to PROGRESS_BATCH_MS (and at most
  * PROGRESS_BATCH_EVENTS events or PROGRESS_BATCH_BYTES bytes) and sent as
- * one message; a plan's last event is sent at once. A burst of short plans
- * then costs one message per plan, not one per event.
+ * one message; the daemon sends a plan's last events right before its
+ * result. A burst of short plans then costs one message per plan, sent
+ * with the result, not one per event.
  *
  * "seq" counts a plan's events from 1, so a reader sees what it missed.
  * The kinds and their fields:
