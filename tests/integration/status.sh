@@ -50,10 +50,13 @@ else
 fi
 
 # ---- a running plan ----
-script_plan "$T/p1.json" plan-one 'echo first line; echo second line; sleep 6; echo done'
+# Each plan's script waits for a file of the test's, so that it runs as long
+# as the test needs, however slow the machine.
+script_plan "$T/p1.json" plan-one "echo first line; echo second line
+while [ ! -e $T/go1 ]; do sleep 0.05; done; echo done"
 amqp publish "$q" "$T/p1.json" >/dev/null
 wait_for 20 log_has a "plan-one.*script run" || bail "the plan did not start"
-sleep 1
+wait_for 20 eval 'query 1 && [ "$(field "$doc" "len(s[\"plan\"][\"output_tail\"])")" = 2 ]'
 query 20 || bail "no answer"
 check "while a plan runs: 20 answers, the slowest in $worst ms (< 50)" fast
 same "the running plan's ID" plan-one "$(field "$doc" 's["plan"]["id"]')"
@@ -66,6 +69,7 @@ out=$("$MURANOAGENT" --config-file "$conf" status)
 note <<<"$out"
 grep -q "^plan:    plan-one, running for" <<<"$out"
 check "the human form names the running plan" test $? -eq 0
+touch "$T/go1"
 mkdir -p "$T/res"
 got=$(amqp drain --count 1 --idle 20000 --out "$T/res" "$rq")
 same "the plan's result came" 1 "$got"
@@ -73,14 +77,22 @@ wait_for 5 eval 'query 1 && [ "$(field "$doc" "s[\"plan\"]")" = None ]'
 same "after it: the last plans list it with ErrorCode 0" "plan-one 0" \
     "$(field "$doc" '"%s %s" % (s["recent"]["plans"][0]["id"], s["recent"]["plans"][0]["error_code"])')"
 
-# ---- the broker away ----
+# ---- the broker away, a plan running ----
+script_plan "$T/p2.json" plan-two "echo away; while [ ! -e $T/go2 ]; do sleep 0.05; done"
+amqp publish "$q" "$T/p2.json" >/dev/null
+wait_for 20 log_has a "plan-two.*script run" || bail "the second plan did not start"
 "$BROKER_SH" down "$BROKER_DIR" 2>"$T/down.log" || bail "the broker did not stop"
 wait_for 15 log_has a "WARNING muranoagent connection lost:" || bail "the agent did not notice"
-script_plan "$T/p2.json" plan-two 'echo away; sleep 2'
 query 20 || bail "no answer while the broker is away"
-check "broker away: 20 answers, the slowest in $worst ms (< 50)" fast
-same "the broker is disconnected" disconnected "$(field "$doc" 's["broker"]["state"]')"
+check "broker away, a plan running: 20 answers, the slowest in $worst ms (< 50)" fast
+same "the broker is disconnected, the plan runs" "disconnected plan-two" \
+    "$(field "$doc" '"%s %s" % (s["broker"]["state"], s["plan"] and s["plan"]["id"])')"
 check "with the reason" test "$(field "$doc" 's["broker"]["last_error"] is not None')" = True
+touch "$T/go2"
+wait_for 20 eval 'query 1 && [ "$(field "$doc" "s[\"unsent\"]")" = 1 ]'
+check "the plan's result waits: 1 unsent" test "$(field "$doc" 's["unsent"]')" = 1
+same "and the plan is listed as done" "plan-two 0" \
+    "$(field "$doc" '"%s %s" % (s["recent"]["plans"][0]["id"], s["recent"]["plans"][0]["error_code"])')"
 out=$("$MURANOAGENT" --config-file "$conf" status)
 note <<<"$out"
 grep -q "^broker:  DISCONNECTED since" <<<"$out"
@@ -93,6 +105,10 @@ query 20 || bail "no answer after the broker came back"
 check "broker back: 20 answers, the slowest in $worst ms (< 50)" fast
 same "connected again, connection 2" "connected 2 1" \
     "$(field "$doc" '"%s %s %s" % (s["broker"]["state"], s["broker"]["connection"], s["broker"]["reconnects"])')"
+mkdir -p "$T/res2"
+same "the waiting result went out" 1 "$(amqp drain --count 1 --idle 20000 --out "$T/res2" "$rq")"
+wait_for 5 eval 'query 1 && [ "$(field "$doc" "s[\"unsent\"]")" = 0 ]'
+same "nothing unsent any more" 0 "$(field "$doc" 's["unsent"]')"
 
 agent_stop a
 same "the agent stopped cleanly" 0 "$AGENT_STATUS"
