@@ -402,7 +402,10 @@ static int describe(const amqp_basic_properties_t *p, SendMessage *m)
                 r = put_bytes(&out, "expiration", p->expiration);
         if (r >= 0 && (f & AMQP_BASIC_MESSAGE_ID_FLAG)) {
                 r = put_bytes(&out, "message_id", p->message_id);
-                m->message_id = strndup(p->message_id.bytes, p->message_id.len);
+                /* An empty one may come without bytes (the agent's progress
+                 * events have one). */
+                m->message_id = p->message_id.len ? strndup(p->message_id.bytes, p->message_id.len)
+                                                  : strdup("");
                 if (!m->message_id)
                         return -ENOMEM;
         }
