@@ -1,8 +1,11 @@
-/* Tests for daemon-control.c and daemon-status.c: the control socket
- * served on a real loop (status, an unknown command, a bad and an
- * oversized request, the directory's mode, a clean close), and the status
- * document the hooks build: broker states, the running plan with its
- * script and output tail, the last DAEMON_RECENT_MAX plans. */
+/* Tests for daemon-control.c, daemon-status.c and daemon-progress.c (the
+ * daemon's observe hooks, daemon-observe.h): the control socket served on a
+ * real loop (status, an unknown command, a bad and an oversized request,
+ * the directory's mode, a clean close); the status document the hooks
+ * build (broker states, the running plan with its script and output tail,
+ * the last DAEMON_RECENT_MAX plans); and progress events through a fake
+ * transport (one message per plan, its routing key, dropped when the
+ * broker is away or behind, keys refused). */
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
@@ -237,8 +240,147 @@ START_TEST(test_output_not_utf8)
 }
 END_TEST
 
+/* ---- progress events ---------------------------------------------------- */
+
+static struct {
+        bool ready;
+        size_t outstanding;
+        unsigned n_published;
+        char key[64];
+        char body[8192];
+} fake;
+
+static int fake_publish(Transport *t, const char *exchange, const char *routing_key,
+                        const char *message_id, const void *body, size_t len, uint64_t *ret_seq)
+{
+        fake.n_published++;
+        snprintf(fake.key, sizeof(fake.key), "%s", routing_key);
+        snprintf(fake.body, sizeof(fake.body), "%.*s", (int)len, (const char *)body);
+        *ret_seq = fake.n_published;
+        return 0;
+}
+
+static bool fake_is_ready(const Transport *t)
+{
+        return fake.ready;
+}
+
+static size_t fake_outstanding(const Transport *t)
+{
+        return fake.outstanding;
+}
+
+static const DaemonTransportOps fake_ops = {
+        .publish = fake_publish, .is_ready = fake_is_ready, .outstanding = fake_outstanding};
+
+/* One plan's hooks, its script printing text. */
+static void run_plan(Daemon *d, const char *id, const char *text)
+{
+        _cleanup_json_ json_t *result = json_pack("{si}", "ErrorCode", 0);
+
+        daemon_observe_plan_started(d, id);
+        daemon_observe_runner.started(d, "script s", 77);
+        daemon_observe_runner.output(d, 1, text, strlen(text));
+        daemon_observe_runner.finished(d, "script s", 0, NULL);
+        daemon_observe_plan_finished(d, result);
+        /* The pump does this right before it publishes the result. */
+        daemon_progress_flush(d);
+}
+
+static json_int_t progress_count(Daemon *d, const char *what)
+{
+        _cleanup_json_ json_t *s = daemon_status_json(d);
+        return json_integer_value(get(s, "progress", what));
+}
+
+START_TEST(test_progress)
+{
+        uv_loop_t loop;
+        Config cfg;
+        Daemon d;
+        static char key[] = "prog", results[] = "results";
+        static char transport_stand_in;
+        _cleanup_json_ json_t *msg = NULL;
+
+        make_daemon(&d, &cfg, &loop);
+        cfg.agent.progress_routing_key = key;
+        cfg.rabbitmq.result_routing_key = results;
+        d.tops = &fake_ops;
+        d.transport = (Transport *)&transport_stand_in;
+        memset(&fake, 0, sizeof(fake));
+        fake.ready = true;
+        ck_assert_int_eq(daemon_progress_start(&d), 0);
+
+        /* A short plan: its five events in one message, on the key. */
+        run_plan(&d, "p1", "hello\n");
+        ck_assert_uint_eq(fake.n_published, 1);
+        ck_assert_str_eq(fake.key, "prog");
+        msg = json_loads(fake.body, 0, NULL);
+        ck_assert_uint_eq(json_array_size(msg), 5);
+        ck_assert_str_eq(json_string_value(get(json_array_get(msg, 2), "event", NULL)), "output");
+        ck_assert_str_eq(json_string_value(get(json_array_get(msg, 2), "text", NULL)), "hello\n");
+        ck_assert_int_eq(json_integer_value(get(json_array_get(msg, 4), "seq", NULL)), 5);
+        ck_assert_int_eq(progress_count(&d, "sent"), 5);
+
+        /* The broker behind: dropped, not queued. */
+        fake.outstanding = DAEMON_PROGRESS_BACKLOG_MAX;
+        run_plan(&d, "p2", "x\n");
+        ck_assert_uint_eq(fake.n_published, 1);
+        ck_assert_int_eq(progress_count(&d, "dropped"), 5);
+        /* The broker away: likewise. */
+        fake.outstanding = 0;
+        fake.ready = false;
+        run_plan(&d, "p3", "x\n");
+        ck_assert_uint_eq(fake.n_published, 1);
+        ck_assert_int_eq(progress_count(&d, "dropped"), 10);
+        /* Back: the next plan's events go, numbered from 1 again. */
+        fake.ready = true;
+        run_plan(&d, "p4", "x\n");
+        ck_assert_uint_eq(fake.n_published, 2);
+        ck_assert_ptr_nonnull(strstr(fake.body, "\"plan\":\"p4\",\"seq\":1,"));
+
+        daemon_progress_stop(&d);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        daemon_observe_done(&d);
+        ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
+START_TEST(test_progress_keys_refused)
+{
+        uv_loop_t loop;
+        Config cfg;
+        Daemon d;
+        static char results[] = "results", queue[] = "q", exchange[] = "x";
+        static char long_key[300];
+
+        make_daemon(&d, &cfg, &loop);
+        cfg.rabbitmq.result_routing_key = results;
+        cfg.agent.progress_routing_key = results;
+        ck_assert_int_eq(daemon_progress_start(&d), -EINVAL);
+        /* The agent's own queue, through the default exchange. */
+        cfg.agent.progress_routing_key = queue;
+        ck_assert_int_eq(daemon_progress_start(&d), -EINVAL);
+        memset(long_key, 'k', sizeof(long_key) - 1);
+        cfg.agent.progress_routing_key = long_key;
+        ck_assert_int_eq(daemon_progress_start(&d), -EINVAL);
+        ck_assert_ptr_null(d.observe.progress);
+        /* On a named exchange the queue's name is just a key. */
+        cfg.rabbitmq.result_exchange = exchange;
+        cfg.agent.progress_routing_key = queue;
+        ck_assert_int_eq(daemon_progress_start(&d), 0);
+        ck_assert_ptr_nonnull(d.observe.progress);
+        daemon_progress_stop(&d);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        daemon_observe_done(&d);
+        ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
+        tcase_add_test(tc, test_progress);
+        tcase_add_test(tc, test_progress_keys_refused);
         tcase_add_test(tc, test_socket);
         tcase_add_test(tc, test_document);
         tcase_add_test(tc, test_output_not_utf8);
