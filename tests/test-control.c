@@ -181,28 +181,31 @@ START_TEST(test_call_long_path)
 }
 END_TEST
 
-START_TEST(test_call_silent)
+/* A server that answers badly: the client's error and its sentence. */
+static const struct {
+        const char *name;
+        const char *reply; /* NULL: silence */
+        int timeout_ms;
+        int rc;
+        const char *message;
+} bad_servers[] = {
+        {"silent", NULL, 200, -ETIMEDOUT, "did not answer in time"},
+        {"garbage", "hello\n", 2000, -EPROTO, "sent no JSON object"},
+        {"array", "[1]\n", 2000, -EPROTO, "sent no JSON object"},
+};
+
+START_TEST(test_call_bad_server)
 {
         char storage[4096], request[256];
         json_t *reply = NULL;
         _cleanup_free_ char *error = NULL;
 
-        snprintf(storage, sizeof(storage), "%s/silent", tmpdir);
-        ck_assert_int_eq(call(storage, NULL, 200, &reply, &error, request), -ETIMEDOUT);
+        snprintf(storage, sizeof(storage), "%s/%s", tmpdir, bad_servers[_i].name);
+        ck_assert_int_eq(call(storage, bad_servers[_i].reply, bad_servers[_i].timeout_ms, &reply,
+                              &error, request),
+                         bad_servers[_i].rc);
         ck_assert_ptr_null(reply);
-        ck_assert_ptr_nonnull(strstr(error, "did not answer in time"));
-}
-END_TEST
-
-START_TEST(test_call_garbage)
-{
-        char storage[4096], request[256];
-        json_t *reply = NULL;
-        _cleanup_free_ char *error = NULL;
-
-        snprintf(storage, sizeof(storage), "%s/garbage", tmpdir);
-        ck_assert_int_eq(call(storage, "hello\n", 2000, &reply, &error, request), -EPROTO);
-        ck_assert_ptr_nonnull(strstr(error, "sent no JSON object"));
+        ck_assert_ptr_nonnull(strstr(error, bad_servers[_i].message));
 }
 END_TEST
 
@@ -226,8 +229,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_address);
         tcase_add_test(tc, test_call);
         tcase_add_test(tc, test_call_long_path);
-        tcase_add_test(tc, test_call_silent);
-        tcase_add_test(tc, test_call_garbage);
+        tcase_add_loop_test(tc, test_call_bad_server, 0, ELEMENTSOF(bad_servers));
         tcase_add_test(tc, test_call_nobody);
 }
 
