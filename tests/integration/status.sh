@@ -1,7 +1,7 @@
 #!/bin/bash
 # muranoagent status (docs/operations.md): the control socket answers, as
 # root only, within 50 ms, while a plan runs, while the broker is away and
-# after it is back. The answer names the broker's state and the running
+# after it is back, and while every fsync takes 2 s. The answer names the broker's state and the running
 # plan. Stopping the broker would disturb other tests, so this test starts
 # a broker of its own.
 # shellcheck disable=SC2016
@@ -109,6 +109,25 @@ mkdir -p "$T/res2"
 same "the waiting result went out" 1 "$(amqp drain --count 1 --idle 20000 --out "$T/res2" "$rq")"
 wait_for 5 eval 'query 1 && [ "$(field "$doc" "s[\"unsent\"]")" = 0 ]'
 same "nothing unsent any more" 0 "$(field "$doc" 's["unsent"]')"
+
+# ---- a slow disk ----
+# Every fsync of the journal 2 s slower (MURANOAGENT_SLOW_FSYNC_MS): the
+# answers do not wait for the disk while plans are stored and run.
+agent_conf b
+queues b
+agent_start b MURANOAGENT_SLOW_FSYNC_MS=2000
+agent_wait_consuming b || bail "agent b did not start consuming"
+for i in 1 2 3; do
+    script_plan "$T/slow$i.json" "slow-$i" 'echo slow'
+    amqp publish "$q" "$T/slow$i.json" >/dev/null
+done
+sleep 0.5
+storage=$T/b/storage
+query 20 || bail "no answer with a slow disk"
+check "slow disk: 20 answers, the slowest in $worst ms (< 50)" fast
+check "with the journal's counts" test "$(field "$doc" 's["queued"] is not None')" = True
+agent_stop b
+storage=$T/a/storage
 
 agent_stop a
 same "the agent stopped cleanly" 0 "$AGENT_STATUS"
