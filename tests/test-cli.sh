@@ -27,6 +27,16 @@ check "unknown command exits 2" test $st -eq 2
 run check >/dev/null 2>&1; st=$?
 check "check without plans exits 2" test $st -eq 2
 
+# status without an agent: exit 1 and why; a bad argument: exit 2.
+printf '[DEFAULT]\nstorage = %s/no-agent\n' "$tmp" >"$tmp/status.conf"
+run --config-file "$tmp/status.conf" status >"$tmp/out" 2>"$tmp/err"; st=$?
+check "status without an agent exits 1" test $st -eq 1
+check "status says no agent answers, and where it asked" grep -qF \
+    "no agent answers at $tmp/no-agent/control/muranoagent.sock" "$tmp/err"
+run --config-file "$tmp/status.conf" status --bogus >/dev/null 2>&1; st=$?
+check "status with an unknown argument exits 2" test $st -eq 2
+check "--help shows status" grep -q "status \[--json\]" <(run --help)
+
 # Valid plans: one "ok" line each, exit 0.
 plans=("$data"/../../plans/examples/*.yaml "$data"/../../plans/examples/*.json)
 run check "${plans[@]}" >"$tmp/out" 2>"$tmp/err"; st=$?

@@ -121,6 +121,7 @@ const ConfigOption config_options[] = {
         /* Not [DEFAULT] log_format: oslo.log once had that option, a Python
          * logging format string, and an old file may still set it. */
         OPT(AGENT, "log_format", LOG_FORMAT, 0, agent.log_format, "text", 0, 0, NULL),
+        STR(AGENT, "progress_routing_key", agent.progress_routing_key, "", 0),
 
         /* [sandbox]: ours. The profile comes first: its presets are applied
          * before the options a source sets (config-load.c). */

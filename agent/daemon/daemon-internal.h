@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "config/config.h"
+#include "daemon/daemon-observe.h"
 #include "journal/journal.h"
 #include "runner/runner.h"
 #include "signature/signature.h"
@@ -80,6 +81,7 @@ typedef struct DaemonTransportOps {
         int (*reject)(Transport *t, uint64_t tag, bool requeue);
         bool (*is_ready)(const Transport *t);
         int (*stop)(Transport *t, transport_stopped_cb stopped);
+        size_t (*outstanding)(const Transport *t); /* may be NULL: progress is then not sent */
 } DaemonTransportOps;
 
 extern const DaemonTransportOps daemon_transport_sys;
@@ -143,6 +145,9 @@ typedef struct Daemon {
         DaemonHook crash;
         DaemonHook stop_hook;
         uv_thread_t loop_thread;
+
+        /* status, the control socket, progress (daemon-observe.h) */
+        DaemonObserve observe;
 } Daemon;
 
 /* daemon-pump.c */

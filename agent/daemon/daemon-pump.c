@@ -251,6 +251,7 @@ static void after_prepare(Daemon *d, DaemonWork *w)
                 return;
         }
         plan_lane_move(d, PLAN_RUNNING, NULL);
+        daemon_observe_plan_started(d, id);
         d->busy_id = TAKE_PTR(id);
         daemon_notify_status("running plan %s", d->busy_id ? d->busy_id : "");
 }
@@ -263,6 +264,7 @@ static void on_plan_done(Runner *r, json_t *result, void *userdata)
 
         plan_lane_move(d, PLAN_STORING, NULL);
         d->n_plans++;
+        daemon_observe_plan_finished(d, result);
         if (w && result) {
                 /* The document goes with its text: the journal takes its
                  * SourceID and ReplyTo from it, for publishing. */
@@ -407,6 +409,9 @@ static int publish_result(Daemon *d, const char *ts)
         if (rc < 0)
                 goto fail;
         mid = pyjson_id_text(res->source_id);
+        /* The plan's last progress events go with its result: one wake-up
+         * of the broker's thread for both, and ahead of it. */
+        daemon_progress_flush(d);
         /* AMQP short strings hold 255 bytes; the engine matches results by
          * the body's SourceID first, so a cut message_id loses nothing. */
         if (mid && strlen(mid) > 255)

@@ -40,6 +40,10 @@ void send_cli_usage(FILE *f)
               "  --resources DIR         the package's Resources directory, holding scripts/\n"
               "                          (default: the directory of PLAN)\n"
               "  --dry-run               print the plan as it would be published, send nothing\n"
+              "  --follow KEY            while waiting, print the agent's progress events, sent\n"
+              "                          with routing key KEY (its [agent] progress_routing_key),\n"
+              "                          on stderr\n"
+              "  --exchange EXCHANGE     with --follow: the agent's result_exchange (\"\")\n"
               "\n"
               "Debugging:\n"
               "  --consume QUEUE         take one message off an existing QUEUE, ack it, print\n"
@@ -87,6 +91,8 @@ enum {
         OPT_DRY_RUN,
         OPT_CONSUME,
         OPT_SAVE,
+        OPT_FOLLOW,
+        OPT_EXCHANGE,
         OPT_VERSION,
 };
 
@@ -110,6 +116,8 @@ static const struct option options[] = {
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
         {"consume", required_argument, NULL, OPT_CONSUME},
         {"save", required_argument, NULL, OPT_SAVE},
+        {"follow", required_argument, NULL, OPT_FOLLOW},
+        {"exchange", required_argument, NULL, OPT_EXCHANGE},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
         {},
@@ -146,6 +154,10 @@ static int check(const SendArgs *a)
                 return bad("--queue is required", NULL);
         if (!a->results_queue == !a->no_wait)
                 return bad("give exactly one of --results-queue and --no-wait", NULL);
+        if (a->follow && a->no_wait)
+                return bad("--follow waits for the result: it needs --results-queue", NULL);
+        if (a->exchange && !a->follow)
+                return bad("--exchange is for --follow", NULL);
         return 0;
 }
 
@@ -219,6 +231,14 @@ int send_cli_parse(int argc, char **argv, SendArgs *a)
                         break;
                 case OPT_SAVE:
                         a->save_dir = optarg;
+                        break;
+                case OPT_FOLLOW:
+                        if (!*optarg)
+                                return bad("--follow needs a routing key", NULL);
+                        a->follow = optarg;
+                        break;
+                case OPT_EXCHANGE:
+                        a->exchange = optarg;
                         break;
                 case 'h':
                         send_cli_usage(stdout);

@@ -31,6 +31,8 @@ typedef struct SendArgs {
         const char *plan_file;
         const char *consume; /* debug mode: take one message off this queue */
         const char *save_dir;
+        const char *follow;   /* print progress events sent with this routing key */
+        const char *exchange; /* the exchange they are sent to; NULL = "" */
 } SendArgs;
 
 /* Parse argv. 0 = run with *args; 1 = --help or --version was printed, exit
