@@ -24,6 +24,7 @@ enum {
         RESULT_CODE_NO_SPACE = 104,    /* the plan could not be stored: the agent's disk is full */
         RESULT_CODE_STAMP = 105,       /* refused for its Stamp: not newer than the last accepted */
         RESULT_CODE_LIMIT = 106,       /* a script reached memory_max or pids_max */
+        RESULT_CODE_CANCELLED = 107,   /* cancelled on request, running or before it ran */
 };
 
 /* A success result: Body is the Body's return value (borrowed; json null

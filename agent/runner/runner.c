@@ -58,6 +58,7 @@ static void job_free(RunnerJob *job)
         json_decref(job->source_id);
         json_decref(job->reply_to);
         json_decref(job->result);
+        free(job->cancel_message);
         free(job->cache_dir);
         free(job->id);
         free(job);
@@ -200,6 +201,65 @@ static void runner_cancel(Runner *r, int why)
          * stopping still reports the timeout. */
         atomic_compare_exchange_strong(&job->cancel, &none, why);
         runner_proc_cancel(job);
+}
+
+/* Whether id, a plan's SourceID, reads as text: a string, or an integer
+ * in decimal. */
+static bool id_is(const json_t *id, const char *text)
+{
+        char buf[32];
+
+        if (json_is_string(id))
+                return streq(json_string_value(id), text);
+        if (!json_is_integer(id))
+                return false;
+        snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(id));
+        return streq(buf, text);
+}
+
+/* What the plan is doing, as a phrase after "during": the command that
+ * runs, the script the Body calls, or the Body itself. */
+static char *job_during(RunnerJob *job)
+{
+        Runner *r = job->runner;
+        char *text = NULL;
+        int rc;
+
+        uv_mutex_lock(&r->lock);
+        if (job->state != REQUEST_IDLE && job->req)
+                rc = asprintf(&text, "%s", job->req->what);
+        else if (job->call)
+                rc = asprintf(&text, "the call of script %s", job->call);
+        else
+                rc = asprintf(&text, "its Body, while no script was running");
+        uv_mutex_unlock(&r->lock);
+        return rc < 0 ? NULL : text;
+}
+
+int runner_cancel_plan(Runner *r, const char *plan_id, const char *by, char **ret_during)
+{
+        RunnerJob *job = r->job;
+        _cleanup_free_ char *during = NULL;
+        char *msg = NULL;
+
+        if (!job || !id_is(job->source_id, plan_id))
+                return -ESRCH;
+        /* The loop thread is the only one that sets the flag, so this look
+         * and the store below cannot be overtaken. */
+        if (atomic_load(&job->cancel) != RUNNER_CANCEL_NONE)
+                return RUNNER_CANCEL_ENDING;
+        during = job_during(job);
+        if (!during || asprintf(&msg, "The plan was cancelled by %s during %s", by, during) < 0)
+                return -ENOMEM;
+        free(job->cancel_message);
+        job->cancel_message = msg;
+        /* The message is in place before the plan thread can see the flag. */
+        atomic_store(&job->cancel, RUNNER_CANCEL_REQUEST);
+        log_warning(job->id, "cancelled by %s during %s: stopping it", by, during);
+        runner_proc_cancel(job);
+        if (ret_during)
+                *ret_during = TAKE_PTR(during);
+        return 0;
 }
 
 static void runner_on_plan_timeout(uv_timer_t *t)
