@@ -9,6 +9,7 @@
 #pragma once
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <time.h>
 
 /* Our own ErrorCodes, for ends the reference never reports (it has no time
@@ -44,6 +45,10 @@ int result_new_success_at(json_t **ret, const char *id, const struct timespec *w
 int result_new_error_at(json_t **ret, const char *id, const struct timespec *when,
                         const json_t *source_id, int error_code, const char *message,
                         const json_t *additional_info);
+
+/* Whether a plan ID (a SourceID) reads as text: a string equal to it, or
+ * an integer whose decimal form it is. How a cancel names its plan. */
+bool result_source_id_is(const json_t *source_id, const char *text);
 
 /* Append "ReplyTo" (borrowed value; NULL gives null) as the last key, as
  * the reference's put_execution_result does for every executed plan. */

@@ -16,6 +16,7 @@
 
 #include "files/files.h"
 #include "log/log.h"
+#include "result/result.h"
 #include "runner/runner-internal.h"
 #include "sandbox/sandbox.h"
 #include "util/hexid.h"
@@ -203,20 +204,6 @@ static void runner_cancel(Runner *r, int why)
         runner_proc_cancel(job);
 }
 
-/* Whether id, a plan's SourceID, reads as text: a string, or an integer
- * in decimal. */
-static bool id_is(const json_t *id, const char *text)
-{
-        char buf[32];
-
-        if (json_is_string(id))
-                return streq(json_string_value(id), text);
-        if (!json_is_integer(id))
-                return false;
-        snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(id));
-        return streq(buf, text);
-}
-
 /* What the plan is doing, as a phrase after "during": the command that
  * runs, the script the Body calls, or the Body itself. */
 static char *job_during(RunnerJob *job)
@@ -242,7 +229,7 @@ int runner_cancel_plan(Runner *r, const char *plan_id, const char *by, char **re
         _cleanup_free_ char *during = NULL;
         char *msg = NULL;
 
-        if (!job || !id_is(job->source_id, plan_id))
+        if (!job || !result_source_id_is(job->source_id, plan_id))
                 return -ESRCH;
         /* The loop thread is the only one that sets the flag, so this look
          * and the store below cannot be overtaken. */
@@ -255,7 +242,6 @@ int runner_cancel_plan(Runner *r, const char *plan_id, const char *by, char **re
         job->cancel_message = msg;
         /* The message is in place before the plan thread can see the flag. */
         atomic_store(&job->cancel, RUNNER_CANCEL_REQUEST);
-        log_warning(job->id, "cancelled by %s during %s: stopping it", by, during);
         runner_proc_cancel(job);
         if (ret_during)
                 *ret_during = TAKE_PTR(during);
