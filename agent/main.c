@@ -14,6 +14,7 @@
 #include "build-config.h"
 #include "cmd-check.h"
 #include "cmd-run.h"
+#include "cmd-status.h"
 #include "config/config.h"
 #include "daemon/daemon.h"
 #include "log/log.h"
@@ -37,6 +38,8 @@ static void usage(FILE *f)
               "       muranoagent [OPTIONS] check PLAN...   validate plan files (JSON or YAML)\n"
               "       muranoagent [OPTIONS] run PLAN [--storage DIR]\n"
               "                                          run one plan locally, print its result\n"
+              "       muranoagent [OPTIONS] status [--json]\n"
+              "                                          ask the running agent what it is doing\n"
               "\n"
               "Options:\n"
               "  --config-file FILE   read FILE (repeatable; later files override earlier ones)\n"
@@ -331,6 +334,8 @@ int main(int argc, char **argv)
         } else if (optind < argc && streq(argv[optind], "run")) {
                 log_open(NULL, cfg->debug);
                 r = cmd_run(cfg, argv + optind + 1, argc - optind - 1);
+        } else if (optind < argc && streq(argv[optind], "status")) {
+                r = cmd_status(cfg, argv + optind + 1, argc - optind - 1);
         } else if (optind < argc) {
                 fprintf(stderr, "muranoagent: unknown command '%s'\n", argv[optind]);
                 usage(stderr);

@@ -91,6 +91,8 @@ struct Child {
         uint64_t eof_grace_ms;
         void (*kill_tree)(void *userdata, int sig);
         void *kill_userdata;
+        void (*on_output)(void *userdata, int stream, const char *data, size_t len);
+        void *output_userdata;
         child_done_cb done;
         void *userdata;
 
@@ -334,6 +336,9 @@ static void child_on_read(uv_stream_t *h, ssize_t n, const uv_buf_t *buf)
         int r;
 
         if (n > 0) {
+                if (c->on_output)
+                        c->on_output(c->output_userdata, s == &c->out ? 1 : 2, buf->base,
+                                     (size_t)n);
                 r = child_capture_append(&s->capture, buf->base, (size_t)n);
                 if (r < 0 && c->result.error == 0)
                         c->result.error = r;
@@ -608,6 +613,8 @@ int child_spawn(uv_loop_t *loop, const ChildSpec *spec, child_done_cb done, void
         c->eof_grace_ms = spec->eof_grace_ms ? spec->eof_grace_ms : CHILD_EOF_GRACE_DEFAULT_MS;
         c->kill_tree = spec->kill_tree;
         c->kill_userdata = spec->kill_userdata;
+        c->on_output = spec->on_output;
+        c->output_userdata = spec->output_userdata;
         c->done = done;
         c->userdata = userdata;
         c->out.child = c->err.child = c;

@@ -134,6 +134,12 @@ typedef struct ChildSpec {
          * Same rules as pre_exec. */
         void (*exec_failed)(void *data, int err);
         void *exec_data;
+        /* Optional: called on the loop with each piece of a captured
+         * stream as it is read (stream 1 is stdout, 2 stderr), before it
+         * goes into the capture; data is borrowed for the call. For a live
+         * view of the output (the daemon's status and progress events). */
+        void (*on_output)(void *userdata, int stream, const char *data, size_t len);
+        void *output_userdata;
 } ChildSpec;
 
 typedef struct ChildOutput {

@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "config/config.h"
+#include "daemon/daemon-observe.h"
 #include "journal/journal.h"
 #include "runner/runner.h"
 #include "signature/signature.h"
@@ -146,6 +147,9 @@ typedef struct Daemon {
         DaemonHook crash;
         DaemonHook stop_hook;
         uv_thread_t loop_thread;
+
+        /* status, the control socket, progress (daemon-observe.h) */
+        DaemonObserve observe;
 } Daemon;
 
 /* daemon-pump.c */

@@ -266,6 +266,7 @@ static void after_prepare(Daemon *d, DaemonWork *w)
                 return;
         }
         plan_lane_move(d, PLAN_RUNNING, NULL);
+        daemon_observe_plan_started(d, id);
         daemon_notify_status("running plan %s", id);
         /* A cancel that came while the plan was checked names it now. */
         daemon_cancel_pump(d);
@@ -279,6 +280,7 @@ static void on_plan_done(Runner *r, json_t *result, void *userdata)
 
         plan_lane_move(d, PLAN_STORING, NULL);
         d->n_plans++;
+        daemon_observe_plan_finished(d, result);
         if (w && result) {
                 /* The document goes with its text: the journal takes its
                  * SourceID and ReplyTo from it, for publishing. */

@@ -22,6 +22,7 @@ static void on_ready(Transport *t, const TransportReady *ready, void *userdata)
         Daemon *d = userdata;
         char status[256];
 
+        daemon_observe_broker_ready(d, ready);
         log_info(NULL, "consuming '%s' on %s (connection %u, heartbeat %u s)",
                  d->cfg->rabbitmq.input_queue, ready->broker, ready->connection, ready->heartbeat);
         snprintf(status, sizeof(status), "consuming from %s on %s", d->cfg->rabbitmq.input_queue,
@@ -36,6 +37,7 @@ static void on_lost(Transport *t, const TransportLoss *loss, void *userdata)
         uint64_t now = uv_now(d->loop);
         LogLevel level = LOG_LEVEL_WARNING;
 
+        daemon_observe_broker_lost(d, loss);
         if (!loss->was_ready && d->lost_reason && streq(d->lost_reason, loss->reason) &&
             now - d->lost_logged_ms < DAEMON_LOST_LOG_MS) {
                 level = LOG_LEVEL_DEBUG;
@@ -107,6 +109,7 @@ void daemon_stage_move(Daemon *d, DaemonStage to)
 static void close_handles(Daemon *d)
 {
         daemon_stage_move(d, DAEMON_STOPPED);
+        daemon_control_stop(d);
         uv_close((uv_handle_t *)&d->sigterm, NULL);
         uv_close((uv_handle_t *)&d->sigint, NULL);
         uv_close((uv_handle_t *)&d->sighup, NULL);
@@ -264,6 +267,7 @@ void daemon_begin(Daemon *d)
 {
         /* A stop waits for the last plan's files to be removed too. */
         runner_set_idle_cb(d->runner, on_runner_idle, d);
+        daemon_observe_init(d);
         daemon_stage_move(d, DAEMON_RUNNING);
         uv_signal_init(d->loop, &d->sigterm);
         uv_signal_init(d->loop, &d->sigint);
@@ -352,6 +356,8 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
         }
 
         daemon_begin(d);
+        /* Without it the agent still works; only `status` cannot answer. */
+        (void)daemon_control_start(d);
         rc = transport_start(d->transport);
         if (rc < 0) {
                 log_error(NULL, "cannot start the transport: %s", strerror(-rc));
@@ -391,6 +397,7 @@ int daemon_run(const Config *cfg, const char *const *config_paths)
         journal_free(d.journal);
         signature_key_free(d.key);
         free(d.lost_reason);
+        daemon_observe_done(&d);
         if (uv_loop_close(&loop) != 0)
                 log_error(NULL, "the event loop did not close cleanly");
         return rc;

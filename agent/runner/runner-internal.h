@@ -99,6 +99,8 @@ struct Runner {
         RunnerJob *finishing;
         runner_idle_cb idle_cb;
         void *idle_userdata;
+        RunnerObserver observer;
+        void *observer_userdata;
         bool stopping;
         int open_handles;
         /* owned: the storage and the config files, which hide_agent hides */

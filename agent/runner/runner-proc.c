@@ -230,6 +230,9 @@ static void runner_on_child_done(Child *c, ChildResult *cr, void *userdata)
                             job->req->what, events);
         log_info(job->id, "%s finished: exit code %d%s%s", job->req->what, res->exit_code,
                  res->failure ? ", " : "", res->failure ? res->failure : "");
+        if (r->observer.finished)
+                r->observer.finished(r->observer_userdata, job->req->what, res->exit_code,
+                                     res->failure);
         runner_request_finish(job, 0);
 }
 
@@ -323,9 +326,13 @@ static int spawn_built(RunnerJob *job, const SandboxRun *run, int cgroup_fd, int
                 spec.exec_failed = sandbox_direct_exec_failed;
                 spec.exec_data = direct;
         }
+        spec.on_output = r->observer.output;
+        spec.output_userdata = r->observer_userdata;
         rc = child_spawn(r->loop, &spec, runner_on_child_done, job, &job->child);
         if (rc == 0 && spec.audit_proc_fd >= 0)
                 job->session = run_session(job);
+        if (rc == 0 && r->observer.started)
+                r->observer.started(r->observer_userdata, req->what, child_get_pid(job->child));
         return rc;
 }
 

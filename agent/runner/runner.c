@@ -150,6 +150,12 @@ void runner_set_idle_cb(Runner *r, runner_idle_cb cb, void *userdata)
         r->idle_userdata = userdata;
 }
 
+void runner_set_observer(Runner *r, const RunnerObserver *obs, void *userdata)
+{
+        r->observer = obs ? *obs : (RunnerObserver){0};
+        r->observer_userdata = userdata;
+}
+
 /* The plan thread posted a request, its result, or ended. */
 static void runner_on_wake(uv_async_t *a)
 {

@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <sys/types.h>
 #include <uv.h>
 
 #include "config/config.h"
@@ -71,6 +72,23 @@ bool runner_busy(const Runner *r);
  * runner (a stop) waits for this. */
 typedef void (*runner_idle_cb)(Runner *r, void *userdata);
 void runner_set_idle_cb(Runner *r, runner_idle_cb cb, void *userdata);
+
+/* What the runner tells, as it happens, of the running plan's commands
+ * (scripts and downloads), for a live view (the daemon's status and
+ * progress events). Every member may be NULL; all are called on the loop
+ * thread, and their strings are borrowed for the call. */
+typedef struct RunnerObserver {
+        /* A command was started as pid (what: "script deploy"). */
+        void (*started)(void *userdata, const char *what, pid_t pid);
+        /* A piece of its captured output: stream 1 is stdout, 2 stderr. */
+        void (*output)(void *userdata, int stream, const char *data, size_t len);
+        /* It is over: its exit code, and failure (NULL when it ran to its
+         * own end) as the plan's result will tell it. */
+        void (*finished)(void *userdata, const char *what, int exit_code, const char *failure);
+} RunnerObserver;
+
+/* Tell obs (copied; NULL: nobody) from now on. */
+void runner_set_observer(Runner *r, const RunnerObserver *obs, void *userdata);
 
 /* Take no new plans; give a running script grace_seconds to finish, then
  * kill its tree. The running plan still reports, with the interrupted error

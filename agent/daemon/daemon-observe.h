@@ -1,0 +1,103 @@
+/* What the daemon shows of itself while it works (floor 5): the state that
+ * `muranoagent status` reports (daemon-status.c), the local control socket
+ * that serves it (daemon-control.c), and the opt-in live progress events
+ * (daemon-progress.c). The daemon's files call the daemon_observe_*()
+ * hooks at the moments they describe; nothing here changes what the daemon
+ * does, and nothing here waits for the broker or the disk. All on the
+ * loop thread. docs/operations.md has the operator's view. */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+#include <uv.h>
+
+#include "runner/runner.h"
+#include "transport/transport.h"
+
+struct Daemon;
+
+/* The plans `status` lists, the most recent first, kept in memory since
+ * the agent started. */
+#define DAEMON_RECENT_MAX 20
+
+/* Bytes of the running script's latest output kept for `status`, and the
+ * lines of it shown. */
+#define DAEMON_TAIL_BYTES 4096
+#define DAEMON_TAIL_LINES 10
+
+typedef enum DaemonBrokerState {
+        BROKER_CONNECTING, /* the first attempt is under way */
+        BROKER_CONNECTED,  /* consuming */
+        BROKER_LOST,       /* the connection ended or an attempt failed; retrying */
+} DaemonBrokerState;
+
+typedef struct DaemonRecent {
+        char *id; /* owned */
+        int error_code;
+        uint64_t duration_ms;
+        time_t finished;
+} DaemonRecent;
+
+typedef struct DaemonObserve {
+        time_t started; /* wall clock, for people */
+        uint64_t started_ms;
+
+        DaemonBrokerState broker;
+        char *broker_host;  /* owned: the last broker connected to, NULL before */
+        char *broker_error; /* owned: why the last attempt failed or the connection ended */
+        unsigned heartbeat; /* negotiated seconds of the current connection */
+        unsigned connection;
+        time_t broker_since; /* the state began */
+        uint64_t broker_since_ms;
+        uint64_t reconnects; /* connections lost since start */
+
+        /* The running plan; id NULL when none. */
+        char *plan_id; /* owned */
+        time_t plan_since;
+        uint64_t plan_since_ms;
+        /* Its running script; script NULL when none. */
+        char *script; /* owned: "script deploy", "git clone of files/x" */
+        pid_t script_pid;
+        time_t script_since;
+        uint64_t script_since_ms;
+        uint64_t script_output; /* bytes the script wrote so far */
+        /* The newest output of the plan's scripts: a ring of
+         * DAEMON_TAIL_BYTES whose oldest byte is at tail_start. */
+        char tail[DAEMON_TAIL_BYTES];
+        size_t tail_len, tail_start;
+
+        DaemonRecent recent[DAEMON_RECENT_MAX]; /* a ring; recent_next is the next slot */
+        size_t n_recent, recent_next;
+        uint64_t n_plans; /* finished since start */
+
+        struct DaemonControl *control;   /* daemon-control.c, NULL when not serving */
+        struct DaemonProgress *progress; /* daemon-progress.c, NULL when off */
+} DaemonObserve;
+
+/* daemon-status.c: the hooks. */
+void daemon_observe_init(struct Daemon *d);
+void daemon_observe_done(struct Daemon *d);
+void daemon_observe_broker_ready(struct Daemon *d, const TransportReady *ready);
+void daemon_observe_broker_lost(struct Daemon *d, const TransportLoss *loss);
+/* The plan of source_id (its ID, or the message's) starts running. */
+void daemon_observe_plan_started(struct Daemon *d, const char *id);
+/* It is over, with result (borrowed; may be NULL: out of memory). */
+void daemon_observe_plan_finished(struct Daemon *d, const json_t *result);
+
+/* daemon-status.c: the reply body of the "status" command (a new
+ * reference), or NULL when out of memory. Never waits for the disk: the
+ * journal's counts come from its index in memory. */
+json_t *daemon_status_json(struct Daemon *d);
+
+/* daemon-control.c: serve the control socket in <storage>/control. Returns
+ * 0, or a negative errno (logged; the daemon runs on without it). */
+int daemon_control_start(struct Daemon *d);
+/* Close the socket's handles (from close_handles). */
+void daemon_control_stop(struct Daemon *d);
+
+/* daemon-status.c: the runner's observer (runner.h), set by
+ * daemon_observe_init(). */
+extern const RunnerObserver daemon_observe_runner;

@@ -1,0 +1,347 @@
+/* The state `muranoagent status` reports, kept up to date by the daemon's
+ * hooks (daemon-observe.h), and its JSON document (docs/operations.md
+ * describes every field). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "build-config.h"
+#include "daemon/daemon-internal.h"
+#include "daemon/daemon-observe.h"
+#include "util/macro.h"
+
+/* uv_now() is the loop's cached time, refreshed once per iteration: close
+ * enough for seconds of elapsed time, and free. */
+static uint64_t now_ms(const Daemon *d)
+{
+        return uv_now(d->loop);
+}
+
+static void set_text(char **field, const char *text)
+{
+        free(*field);
+        *field = text ? strdup(text) : NULL;
+}
+
+static void on_script_started(void *userdata, const char *what, pid_t pid)
+{
+        Daemon *d = userdata;
+        DaemonObserve *o = &d->observe;
+
+        set_text(&o->script, what);
+        o->script_pid = pid;
+        o->script_since = time(NULL);
+        o->script_since_ms = now_ms(d);
+        o->script_output = 0;
+}
+
+/* Keep the newest DAEMON_TAIL_BYTES of the plan's output. */
+static void on_script_output(void *userdata, int stream, const char *data, size_t len)
+{
+        Daemon *d = userdata;
+        DaemonObserve *o = &d->observe;
+
+        o->script_output += len;
+        if (len > DAEMON_TAIL_BYTES) {
+                data += len - DAEMON_TAIL_BYTES;
+                len = DAEMON_TAIL_BYTES;
+        }
+        for (size_t i = 0; i < len; i++) {
+                if (o->tail_len < DAEMON_TAIL_BYTES)
+                        o->tail[(o->tail_start + o->tail_len++) % DAEMON_TAIL_BYTES] = data[i];
+                else {
+                        o->tail[o->tail_start] = data[i];
+                        o->tail_start = (o->tail_start + 1) % DAEMON_TAIL_BYTES;
+                }
+        }
+}
+
+static void on_script_finished(void *userdata, const char *what, int exit_code, const char *failure)
+{
+        Daemon *d = userdata;
+        DaemonObserve *o = &d->observe;
+
+        set_text(&o->script, NULL);
+        o->script_pid = 0;
+}
+
+const RunnerObserver daemon_observe_runner = {on_script_started, on_script_output,
+                                              on_script_finished};
+
+void daemon_observe_init(Daemon *d)
+{
+        DaemonObserve *o = &d->observe;
+
+        if (d->runner)
+                runner_set_observer(d->runner, &daemon_observe_runner, d);
+        o->started = o->broker_since = time(NULL);
+        o->started_ms = o->broker_since_ms = now_ms(d);
+        o->broker = BROKER_CONNECTING;
+}
+
+static void clear_plan(DaemonObserve *o)
+{
+        set_text(&o->plan_id, NULL);
+        set_text(&o->script, NULL);
+        o->script_pid = 0;
+        o->tail_len = o->tail_start = 0;
+}
+
+void daemon_observe_done(Daemon *d)
+{
+        DaemonObserve *o = &d->observe;
+
+        clear_plan(o);
+        free(o->broker_host);
+        free(o->broker_error);
+        for (size_t i = 0; i < DAEMON_RECENT_MAX; i++)
+                free(o->recent[i].id);
+        *o = (DaemonObserve){0};
+}
+
+static void broker_move(Daemon *d, DaemonBrokerState to)
+{
+        DaemonObserve *o = &d->observe;
+
+        if (o->broker == to)
+                return;
+        o->broker = to;
+        o->broker_since = time(NULL);
+        o->broker_since_ms = now_ms(d);
+}
+
+void daemon_observe_broker_ready(Daemon *d, const TransportReady *ready)
+{
+        DaemonObserve *o = &d->observe;
+
+        broker_move(d, BROKER_CONNECTED);
+        set_text(&o->broker_host, ready->broker);
+        o->heartbeat = ready->heartbeat;
+        o->connection = ready->connection;
+}
+
+void daemon_observe_broker_lost(Daemon *d, const TransportLoss *loss)
+{
+        DaemonObserve *o = &d->observe;
+
+        if (loss->was_ready)
+                o->reconnects++;
+        /* Until the first connection the state stays "connecting". */
+        if (o->broker != BROKER_CONNECTING || loss->was_ready || o->connection > 0)
+                broker_move(d, BROKER_LOST);
+        set_text(&o->broker_error, loss->reason);
+}
+
+void daemon_observe_plan_started(Daemon *d, const char *id)
+{
+        DaemonObserve *o = &d->observe;
+
+        clear_plan(o);
+        set_text(&o->plan_id, id ? id : "");
+        o->plan_since = time(NULL);
+        o->plan_since_ms = now_ms(d);
+}
+
+void daemon_observe_plan_finished(Daemon *d, const json_t *result)
+{
+        DaemonObserve *o = &d->observe;
+        DaemonRecent *r = &o->recent[o->recent_next];
+        json_t *code = json_object_get(result, "ErrorCode");
+
+        free(r->id);
+        *r = (DaemonRecent){
+                .id = TAKE_PTR(o->plan_id),
+                .error_code = json_is_integer(code) ? (int)json_integer_value(code) : -1,
+                .duration_ms = now_ms(d) - o->plan_since_ms,
+                .finished = time(NULL),
+        };
+        o->recent_next = (o->recent_next + 1) % DAEMON_RECENT_MAX;
+        if (o->n_recent < DAEMON_RECENT_MAX)
+                o->n_recent++;
+        o->n_plans++;
+        clear_plan(o);
+}
+
+/* ---- the document --------------------------------------------------------- */
+
+static json_t *iso_time(time_t t)
+{
+        struct tm tm;
+        char buf[32];
+
+        if (!gmtime_r(&t, &tm) || strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+                return json_null();
+        return json_string(buf);
+}
+
+/* A JSON string of text, or null; bytes that are not UTF-8 become U+FFFD
+ * (a script's output is any bytes). */
+static json_t *text_json(const char *text, size_t len)
+{
+        _cleanup_free_ char *clean = NULL;
+        size_t o = 0;
+        json_t *s;
+
+        if (!text)
+                return json_null();
+        s = json_stringn(text, len);
+        if (s)
+                return s;
+        clean = malloc(len * 3 + 1);
+        if (!clean)
+                return NULL;
+        for (size_t i = 0; i < len;) {
+                json_t *one;
+                size_t n = 1;
+                unsigned char c = (unsigned char)text[i];
+
+                if (c >= 0xc0)
+                        n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+                one = i + n <= len && c >= 0xc0 ? json_stringn(text + i, n) : NULL;
+                if (c < 0x80 && c != 0) {
+                        clean[o++] = (char)c;
+                } else if (one) {
+                        memcpy(clean + o, text + i, n);
+                        o += n;
+                } else {
+                        memcpy(clean + o, "\xef\xbf\xbd", 3);
+                        o += 3;
+                        n = 1;
+                }
+                json_decref(one);
+                i += n;
+        }
+        return json_stringn(clean, o);
+}
+
+static const char *broker_state_name(DaemonBrokerState s)
+{
+        return s == BROKER_CONNECTED ? "connected"
+               : s == BROKER_LOST    ? "disconnected"
+                                     : "connecting";
+}
+
+static const char *stage_name(DaemonStage s)
+{
+        static const char *const names[] = {"starting", "running", "stopping", "stopping",
+                                            "stopping"};
+        return names[s];
+}
+
+static json_t *broker_json(Daemon *d)
+{
+        DaemonObserve *o = &d->observe;
+        bool up = o->broker == BROKER_CONNECTED;
+
+        return json_pack("{ss ss? ss so sI so? so? sI ss?}", "state", broker_state_name(o->broker),
+                         "host", o->broker_host, "queue", d->cfg->rabbitmq.input_queue, "since",
+                         iso_time(o->broker_since), "for_ms",
+                         (json_int_t)(now_ms(d) - o->broker_since_ms), "heartbeat_s",
+                         up ? json_integer(o->heartbeat) : NULL, "connection",
+                         o->connection ? json_integer(o->connection) : NULL, "reconnects",
+                         (json_int_t)o->reconnects, "last_error", up ? NULL : o->broker_error);
+}
+
+/* The last DAEMON_TAIL_LINES lines of the tail ring, oldest first; the
+ * first may have lost its beginning to the ring. */
+static json_t *tail_json(const DaemonObserve *o)
+{
+        char buf[DAEMON_TAIL_BYTES];
+        size_t len = o->tail_len, start, newlines = 0;
+        json_t *lines = json_array();
+
+        if (!lines || len == 0)
+                return lines;
+        for (size_t i = 0; i < len; i++)
+                buf[i] = o->tail[(o->tail_start + i) % DAEMON_TAIL_BYTES];
+        if (buf[len - 1] == '\n')
+                len--;
+        for (start = len; start > 0; start--)
+                if (buf[start - 1] == '\n' && ++newlines == DAEMON_TAIL_LINES)
+                        break;
+        for (size_t i = start; i <= len;) {
+                size_t e = i;
+                while (e < len && buf[e] != '\n')
+                        e++;
+                if (json_array_append_new(lines, text_json(buf + i, e - i)) < 0) {
+                        json_decref(lines);
+                        return NULL;
+                }
+                i = e + 1;
+        }
+        return lines;
+}
+
+static json_t *plan_json(Daemon *d)
+{
+        DaemonObserve *o = &d->observe;
+        json_t *script = NULL;
+
+        if (!o->plan_id)
+                return json_null();
+        if (o->script)
+                script = json_pack("{ss si so sI sI}", "name", o->script, "pid", (int)o->script_pid,
+                                   "since", iso_time(o->script_since), "elapsed_ms",
+                                   (json_int_t)(now_ms(d) - o->script_since_ms), "output_bytes",
+                                   (json_int_t)o->script_output);
+        return json_pack("{so so sI so so}", "id", text_json(o->plan_id, strlen(o->plan_id)),
+                         "since", iso_time(o->plan_since), "elapsed_ms",
+                         (json_int_t)(now_ms(d) - o->plan_since_ms), "script",
+                         script ? script : json_null(), "output_tail", tail_json(o));
+}
+
+static json_t *recent_json(const DaemonObserve *o)
+{
+        json_t *plans = json_array();
+
+        for (size_t k = 0; plans && k < o->n_recent; k++) {
+                size_t i = (o->recent_next + DAEMON_RECENT_MAX - 1 - k) % DAEMON_RECENT_MAX;
+                const DaemonRecent *r = &o->recent[i];
+                json_t *p =
+                        json_pack("{s o si sI s o}", "id",
+                                  text_json(r->id ? r->id : "", r->id ? strlen(r->id) : 0),
+                                  "error_code", r->error_code, "duration_ms",
+                                  (json_int_t)r->duration_ms, "finished", iso_time(r->finished));
+                if (json_array_append_new(plans, p) < 0) {
+                        json_decref(plans);
+                        return NULL;
+                }
+        }
+        return plans;
+}
+
+/* How many entries wait to run and how many results wait to be sent, from
+ * the journal's index in memory; -1 each when it cannot say now. */
+static void journal_counts(Daemon *d, json_int_t *ret_queued, json_int_t *ret_unsent)
+{
+        _cleanup_free_ JournalEntry *v = NULL;
+        size_t n = 0;
+
+        *ret_queued = *ret_unsent = -1;
+        if (!d->journal || journal_list(d->journal, &v, &n) < 0)
+                return;
+        *ret_queued = *ret_unsent = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (v[i].state == JOURNAL_RESULT)
+                        (*ret_unsent)++;
+                else if (v[i].state != JOURNAL_RUNNING && !streq(v[i].ts, d->busy_ts))
+                        (*ret_queued)++;
+        }
+}
+
+json_t *daemon_status_json(Daemon *d)
+{
+        DaemonObserve *o = &d->observe;
+        json_int_t queued, unsent;
+
+        journal_counts(d, &queued, &unsent);
+        return json_pack("{s{si ss s o sI ss sI} s o s o s o s o s{ss s o}}", "agent", "pid",
+                         (int)getpid(), "version", PACKAGE_VERSION, "started", iso_time(o->started),
+                         "uptime_ms", (json_int_t)(now_ms(d) - o->started_ms), "stage",
+                         stage_name(d->stage), "plans_done", (json_int_t)o->n_plans, "broker",
+                         broker_json(d), "plan", plan_json(d), "queued",
+                         queued >= 0 ? json_integer(queued) : json_null(), "unsent",
+                         unsent >= 0 ? json_integer(unsent) : json_null(), "recent", "source",
+                         "memory since the agent started", "plans", recent_json(o));
+}
