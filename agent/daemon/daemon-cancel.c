@@ -340,3 +340,56 @@ void daemon_cancel_free_all(Daemon *d)
                 cancel_free(c);
         }
 }
+
+/* ---- muranoagent cancel -------------------------------------------------- */
+
+static const char *const outcome_names[] = {
+        [DAEMON_CANCEL_STOPPING] = "stopping", [DAEMON_CANCEL_ANSWERED] = "answered",
+        [DAEMON_CANCEL_FINISHED] = "finished", [DAEMON_CANCEL_UNKNOWN] = "unknown",
+        [DAEMON_CANCEL_FAILED] = "failed",
+};
+
+static void on_local_settled(Daemon *d, DaemonCancelOutcome outcome, const char *text,
+                             void *userdata)
+{
+        _cleanup_json_ json_t *body = NULL;
+
+        if (outcome == DAEMON_CANCEL_FAILED) {
+                daemon_control_answer(userdata, NULL, text);
+                return;
+        }
+        body = json_pack("{ssss}", "outcome", outcome_names[outcome], "message", text);
+        daemon_control_answer(userdata, body, body ? NULL : "out of memory");
+}
+
+int daemon_cancel_command(Daemon *d, const json_t *request, struct ControlConn *k,
+                          const char **ret_error)
+{
+        const json_t *id = json_object_get(request, "plan_id");
+
+        if (!json_is_string(id) || json_string_length(id) == 0 ||
+            json_string_length(id) > PLAN_CANCEL_ID_MAX) {
+                *ret_error = "cancel needs a plan_id: a non-empty string of at most 255 bytes";
+                return -EINVAL;
+        }
+        log_info(json_string_value(id), "cancel requested on the control socket");
+        if (cancel_add(d, json_string_value(id), DAEMON_CANCEL_LOCAL, 0, on_local_settled, k) < 0) {
+                *ret_error = "out of memory";
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static void settled_nowhere(Daemon *d, DaemonCancelOutcome outcome, const char *text,
+                            void *userdata)
+{
+}
+
+void daemon_cancel_detach(Daemon *d, void *userdata)
+{
+        for (DaemonCancel *c = d->cancels; c; c = c->next)
+                if (c->cb && c->userdata == userdata) {
+                        c->cb = settled_nowhere;
+                        c->userdata = NULL;
+                }
+}

@@ -23,6 +23,7 @@
  * thread, but daemon_cancel_work(). */
 #pragma once
 
+#include <jansson.h>
 #include <stdbool.h>
 
 #include "daemon/daemon-internal.h"
@@ -66,6 +67,21 @@ bool daemon_cancel_busy(const Daemon *d);
  * back on the loop. */
 void daemon_cancel_work(struct DaemonWork *w);
 void daemon_cancel_after(Daemon *d, struct DaemonWork *w);
+
+/* The local side, over the control socket (daemon-control.c):
+ * `{"command": "cancel", "plan_id": ID}`, answered once the request is
+ * settled with `{"outcome": "stopping" | "answered" | "finished" |
+ * "unknown", "message": TEXT}`. A control_async_fn. */
+struct ControlConn;
+typedef int (*control_async_fn)(Daemon *d, const json_t *request, struct ControlConn *k,
+                                const char **ret_error);
+int daemon_cancel_command(Daemon *d, const json_t *request, struct ControlConn *k,
+                          const char **ret_error);
+/* daemon-control.c: the answer of k's async command, once: body (borrowed)
+ * as the reply's fields, or error for a refusal. */
+void daemon_control_answer(struct ControlConn *k, const json_t *body, const char *error);
+/* k's client went away: its requests settle without telling anyone. */
+void daemon_cancel_detach(Daemon *d, void *userdata);
 
 /* At exit: requests still waiting are dropped (a message unacked goes back
  * to the queue). */

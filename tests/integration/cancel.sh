@@ -9,7 +9,8 @@
 # cancel was taken; an ID that is unknown or has its result changes nothing;
 # the next plan runs each time. With engine_key set, a cancel must be signed
 # as a plan is: an unsigned one, or one signed with another key, is rejected
-# and cancels nothing, and a signed one cancels.
+# and cancels nothing, and a signed one cancels. `muranoagent cancel` does
+# the same on the agent's machine, over its control socket.
 # The plans' scripts are written in single quotes: $1 is theirs, and the
 # helpers below are called through wait_for and check.
 # shellcheck disable=SC2016,SC2317
@@ -172,6 +173,38 @@ same "kill -9: after the restart, run3 is answered as interrupted and queued3 ca
     "$(result_of "$T/res3" | sort -u)"
 check "kill -9: queued3 never ran" test "$(count_lines "$runlog" '^queued3$')" = 0
 next_runs next3
+
+# Local: muranoagent cancel, over the agent's control socket.
+local_cancel() { "$MURANOAGENT" --config-file "$T/a/agent.conf" cancel "$1"; }
+start_slow run4
+quick_plan queued4
+amqp publish "$q" "$T/queued4.json" >/dev/null
+wait_for 10 stored a 2 || bail "queued4 was not stored"
+local_cancel queued4 >"$T/local-queued4.out" 2>&1
+same "local, queued: muranoagent cancel exits 0" 0 "$?"
+same "local, queued: and says what it did" \
+    "plan queued4: cancelled by a local request (muranoagent cancel) before it ran (entry N): answered with ErrorCode 107, it will not run" \
+    "$(sed -E 's/entry [0-9]+/entry N/' "$T/local-queued4.out")"
+local_cancel run4 >"$T/local-run4.out" 2>&1
+same "local, running: muranoagent cancel exits 0" 0 "$?"
+same "local, running: and says what it did" \
+    "plan run4: cancelled by a local request (muranoagent cancel) during script run: stopping its scripts (SIGTERM, SIGKILL after 1 s); its result will say ErrorCode 107" \
+    "$(cat "$T/local-run4.out")"
+mkdir -p "$T/res4"
+amqp drain --count 2 --idle 20000 --out "$T/res4" "$rq" >/dev/null
+same "local: one result each, ErrorCode 107, saying who" \
+    "$(printf '%s\n' "queued4	107	The plan was cancelled by a local request (muranoagent cancel) before it ran; it was not run" \
+        "run4	107	The plan was cancelled by a local request (muranoagent cancel) during script run")" \
+    "$(result_of "$T/res4")"
+check "local: the tree is gone" gone run4
+check "local: queued4 never ran" test "$(count_lines "$runlog" '^queued4$')" = 0
+local_cancel nosuch >"$T/local-nosuch.out" 2>&1
+same "local, unknown ID: exit 1" 1 "$?"
+same "local, unknown ID: says so" \
+    "plan nosuch: a local request (muranoagent cancel) to cancel it: no such plan here (not received yet, or finished long ago); nothing changed" \
+    "$(cat "$T/local-nosuch.out")"
+same "local: nothing more comes" 0 "$(amqp drain --idle 2000 "$rq")"
+next_runs next4
 agent_stop a
 same "the agent stops cleanly" 0 "$AGENT_STATUS"
 
