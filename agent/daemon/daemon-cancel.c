@@ -71,7 +71,7 @@ static void cancel_settle(Daemon *d, DaemonCancelOutcome outcome, const char *fm
                   c->plan_id, "%s", text ? text : "cancel request settled");
         if (c->cb)
                 c->cb(d, outcome, text ? text : "", c->userdata);
-        else
+        else if (d->stage < DAEMON_CLOSING)
                 settle_message(d, c->tag);
         cancel_free(c);
 }
@@ -138,6 +138,12 @@ void daemon_cancel_pump(Daemon *d)
         DaemonWork *w;
 
         while ((c = d->cancels) && !d->cancel_working) {
+                /* The runner and the timers are going: nothing is cancelled
+                 * now (an unacked message comes again at the next start). */
+                if (d->stage >= DAEMON_CLOSING) {
+                        cancel_settle(d, DAEMON_CANCEL_FAILED, "the agent is stopping");
+                        continue;
+                }
                 /* While a plan is checked its ID is not known yet, and while
                  * a result is stored it is not in the journal yet: wait for
                  * the lane's next step, which pumps again. */
@@ -237,9 +243,16 @@ void daemon_cancel_work(DaemonWork *w)
         for (size_t i = 0; i < n; i++) {
                 _cleanup_(journal_plan_freep) JournalPlan *jp = NULL;
 
-                if (entries[i].state != JOURNAL_PENDING ||
+                if ((entries[i].state != JOURNAL_PENDING &&
+                     entries[i].state != JOURNAL_INTERRUPTED) ||
                     !entry_is(j, entries[i].ts, w->cancel->plan_id, &jp))
                         continue;
+                /* Running when the agent last stopped: it is answered as
+                 * interrupted, and never runs again. */
+                if (entries[i].state == JOURNAL_INTERRUPTED) {
+                        w->rc = DAEMON_CANCEL_FINISHED;
+                        return;
+                }
                 snprintf(w->ts, sizeof(w->ts), "%s", entries[i].ts);
                 rc = answer_queued(w, entries[i].ts, jp);
                 w->rc = rc < 0 ? rc : DAEMON_CANCEL_ANSWERED;
