@@ -1,5 +1,6 @@
 /* Shared by the daemon's files: daemon.c (start, stop, signals, systemd,
  * transport callbacks), daemon-pump.c (the journal's order of work),
+ * daemon-cancel.c (cancelling a plan, daemon-cancel.h),
  * daemon-work.c (its work items on the thread pool, daemon-work.h) and
  * daemon-notify.c (sd_notify). Everything here is touched on the loop
  * thread only, except what a uv_work_t's work callback reads and writes in
