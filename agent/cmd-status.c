@@ -123,6 +123,17 @@ static void print_count(const char *label, const json_t *v, const char *what)
                 printf("%sunknown just now\n", label);
 }
 
+static void print_progress(const json_t *p)
+{
+        if (!json_is_object(p)) {
+                printf("progress: off\n");
+                return;
+        }
+        printf("progress: events to routing key '%s': %" JSON_INTEGER_FORMAT
+               " sent, %" JSON_INTEGER_FORMAT " dropped since start\n",
+               str(p, "routing_key"), num(p, "sent"), num(p, "dropped"));
+}
+
 static void print_human(const json_t *s)
 {
         const json_t *a = json_object_get(s, "agent");
@@ -137,6 +148,7 @@ static void print_human(const json_t *s)
         print_plan(json_object_get(s, "plan"));
         print_count("queued:  ", json_object_get(s, "queued"), "plan(s) waiting to run");
         print_count("unsent:  ", json_object_get(s, "unsent"), "result(s) waiting for the broker");
+        print_progress(json_object_get(s, "progress"));
         print_recent(json_object_get(s, "recent"));
 }
 

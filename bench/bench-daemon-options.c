@@ -29,6 +29,8 @@ static void usage(FILE *f)
               "  --compare PATH       agent B is this muranoagent (default: the same)\n"
               "  --compare-config FILE  append FILE to agent B's configuration\n"
               "                       (either option adds agent B; --only default bdsec)\n"
+              "  --progress           agent B is agent A with progress events on and\n"
+              "                       nobody consuming them ([agent] progress_routing_key)\n"
               "  --wrap COMMAND       run agent A (d, s) under COMMAND (split at spaces),\n"
               "                       e.g. \"strace -f -c -o /tmp/s\"; start-up and RSS\n"
               "                       are then the wrapper's\n"
@@ -103,6 +105,7 @@ int options_parse(Options *o, int argc, char **argv)
                 {"config-extra", required_argument, NULL, 'x'},
                 {"compare", required_argument, NULL, 'C'},
                 {"compare-config", required_argument, NULL, 'X'},
+                {"progress", no_argument, NULL, 'P'},
                 {"wrap", required_argument, NULL, 'w'},
                 {"debug", no_argument, NULL, 'D'},
                 {"keep", no_argument, NULL, 'k'},
@@ -180,6 +183,14 @@ int options_parse(Options *o, int argc, char **argv)
                                 fprintf(stderr, "bench-daemon: cannot read %s\n", optarg);
                                 return 2;
                         }
+                        break;
+                case 'P':
+                        /* No queue has this name, and the exchange is the
+                         * default one: the broker drops every event. */
+                        free(o->compare_extra);
+                        o->compare_extra =
+                                strdup("\n[agent]\nprogress_routing_key = bench-progress-nobody\n");
+                        o->progress = true;
                         break;
                 case 'w':
                         o->wrap = split_words(optarg);

@@ -96,7 +96,9 @@ void report_intro(const Bench *b)
                                b->o.consumer);
                 else if (t->tag == 'e' || t->tag == 'c')
                         printf("  %-14s %s%s%s, storage %s\n", t->name, b->compare_setup.program,
-                               b->o.compare_extra ? " with --compare-config" : ", defaults",
+                               b->o.progress        ? " with progress events, nobody consuming"
+                               : b->o.compare_extra ? " with --compare-config"
+                                                    : ", defaults",
                                b->o.debug ? ", debug log" : "", t->storage);
                 else
                         printf("  %-14s %s%s%s, storage %s\n", t->name, b->o.agent,

@@ -18,6 +18,7 @@ typedef struct Options {
         char *compare, *compare_extra; /* agent B: another build or configuration */
         char **wrap;
         bool debug, keep;
+        bool progress; /* --progress: compare_extra turns progress events on */
 } Options;
 
 /* Per consumer i: one value per measurement, in the order taken. */

@@ -118,6 +118,7 @@ const ConfigOption config_options[] = {
         UINT(AGENT, "heartbeat", agent.heartbeat, "30", 0, 65535),
         BOOL(AGENT, "verify_hostname", agent.verify_hostname, "false"),
         UINT(AGENT, "reconnect_max_delay", agent.reconnect_max_delay, "60", 1, 3600),
+        STR(AGENT, "progress_routing_key", agent.progress_routing_key, "", 0),
 
         /* [sandbox]: ours. The profile comes first: its presets are applied
          * before the options a source sets (config-load.c). */

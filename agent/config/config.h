@@ -112,6 +112,7 @@ typedef struct Config {
                 unsigned heartbeat;           /* AMQP heartbeat seconds, 0 = off */
                 bool verify_hostname;         /* check the broker certificate's name */
                 unsigned reconnect_max_delay; /* seconds, cap of the reconnect back-off */
+                char *progress_routing_key;   /* "" = no progress events (docs/operations.md) */
         } agent;
 
         struct ConfigSandbox {

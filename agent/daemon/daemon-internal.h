@@ -82,6 +82,7 @@ typedef struct DaemonTransportOps {
         int (*reject)(Transport *t, uint64_t tag, bool requeue);
         bool (*is_ready)(const Transport *t);
         int (*stop)(Transport *t, transport_stopped_cb stopped);
+        size_t (*outstanding)(const Transport *t); /* may be NULL: progress is then not sent */
 } DaemonTransportOps;
 
 extern const DaemonTransportOps daemon_transport_sys;

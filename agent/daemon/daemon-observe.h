@@ -101,3 +101,28 @@ void daemon_control_stop(struct Daemon *d);
 /* daemon-status.c: the runner's observer (runner.h), set by
  * daemon_observe_init(). */
 extern const RunnerObserver daemon_observe_runner;
+
+/* daemon-progress.c: the live progress events (progress/progress.h), on
+ * when [agent] progress_routing_key is set. Each event is published to the
+ * result exchange with that routing key, without waiting for its confirm,
+ * and only while the connection is ready and fewer than
+ * DAEMON_PROGRESS_BACKLOG_MAX messages await their confirm: otherwise it is
+ * dropped (counted, and its seq skipped), so progress never delays or
+ * endangers a result. The hooks are no-ops while progress is off. */
+#define DAEMON_PROGRESS_BACKLOG_MAX 64
+
+/* Returns 0 (on, or off as configured), or a negative errno (logged: a key
+ * that would reach the results or the agent's own queue, or is too long). */
+int daemon_progress_start(struct Daemon *d);
+void daemon_progress_stop(struct Daemon *d);
+void daemon_progress_plan_started(struct Daemon *d, const char *id);
+void daemon_progress_script_started(struct Daemon *d, const char *what, pid_t pid);
+void daemon_progress_output(struct Daemon *d, int stream, const char *data, size_t len);
+void daemon_progress_script_finished(struct Daemon *d, const char *what, int exit_code,
+                                     const char *failure, uint64_t duration_ms);
+void daemon_progress_plan_finished(struct Daemon *d, int error_code, uint64_t duration_ms);
+/* Send the events gathered so far now: the pump calls it right before it
+ * publishes a result, so that the plan's last events travel with it. */
+void daemon_progress_flush(struct Daemon *d);
+/* {"routing_key", "sent", "dropped"} for `status`, or JSON null when off. */
+json_t *daemon_progress_json(struct Daemon *d);

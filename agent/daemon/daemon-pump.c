@@ -426,6 +426,9 @@ static int publish_result(Daemon *d, const char *ts)
         if (rc < 0)
                 return rc;
         mid = id_text(res->source_id);
+        /* The plan's last progress events go with its result: one wake-up
+         * of the broker's thread for both, and ahead of it. */
+        daemon_progress_flush(d);
         /* AMQP short strings hold 255 bytes; the engine matches results by
          * the body's SourceID first, so a cut message_id loses nothing. */
         if (mid && strlen(mid) > 255)

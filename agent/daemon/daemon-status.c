@@ -10,6 +10,7 @@
 #include "daemon/daemon-internal.h"
 #include "daemon/daemon-observe.h"
 #include "util/macro.h"
+#include "util/utf8.h"
 
 /* uv_now() is the loop's cached time, refreshed once per iteration: close
  * enough for seconds of elapsed time, and free. */
@@ -34,6 +35,7 @@ static void on_script_started(void *userdata, const char *what, pid_t pid)
         o->script_since = time(NULL);
         o->script_since_ms = now_ms(d);
         o->script_output = 0;
+        daemon_progress_script_started(d, what, pid);
 }
 
 /* Keep the newest DAEMON_TAIL_BYTES of the plan's output. */
@@ -42,6 +44,7 @@ static void on_script_output(void *userdata, int stream, const char *data, size_
         Daemon *d = userdata;
         DaemonObserve *o = &d->observe;
 
+        daemon_progress_output(d, stream, data, len);
         o->script_output += len;
         if (len > DAEMON_TAIL_BYTES) {
                 data += len - DAEMON_TAIL_BYTES;
@@ -62,6 +65,8 @@ static void on_script_finished(void *userdata, const char *what, int exit_code, 
         Daemon *d = userdata;
         DaemonObserve *o = &d->observe;
 
+        daemon_progress_script_finished(d, what, exit_code, failure,
+                                        now_ms(d) - o->script_since_ms);
         set_text(&o->script, NULL);
         o->script_pid = 0;
 }
@@ -141,6 +146,7 @@ void daemon_observe_plan_started(Daemon *d, const char *id)
         set_text(&o->plan_id, id ? id : "");
         o->plan_since = time(NULL);
         o->plan_since_ms = now_ms(d);
+        daemon_progress_plan_started(d, id);
 }
 
 void daemon_observe_plan_finished(Daemon *d, const json_t *result)
@@ -160,6 +166,7 @@ void daemon_observe_plan_finished(Daemon *d, const json_t *result)
         if (o->n_recent < DAEMON_RECENT_MAX)
                 o->n_recent++;
         o->n_plans++;
+        daemon_progress_plan_finished(d, r->error_code, r->duration_ms);
         clear_plan(o);
 }
 
@@ -180,39 +187,13 @@ static json_t *iso_time(time_t t)
 static json_t *text_json(const char *text, size_t len)
 {
         _cleanup_free_ char *clean = NULL;
-        size_t o = 0;
-        json_t *s;
+        size_t n;
 
         if (!text)
                 return json_null();
-        s = json_stringn(text, len);
-        if (s)
-                return s;
-        clean = malloc(len * 3 + 1);
-        if (!clean)
+        if (utf8_sanitize(text, len, &clean, &n) < 0)
                 return NULL;
-        for (size_t i = 0; i < len;) {
-                json_t *one;
-                size_t n = 1;
-                unsigned char c = (unsigned char)text[i];
-
-                if (c >= 0xc0)
-                        n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
-                one = i + n <= len && c >= 0xc0 ? json_stringn(text + i, n) : NULL;
-                if (c < 0x80 && c != 0) {
-                        clean[o++] = (char)c;
-                } else if (one) {
-                        memcpy(clean + o, text + i, n);
-                        o += n;
-                } else {
-                        memcpy(clean + o, "\xef\xbf\xbd", 3);
-                        o += 3;
-                        n = 1;
-                }
-                json_decref(one);
-                i += n;
-        }
-        return json_stringn(clean, o);
+        return json_stringn(clean, n);
 }
 
 static const char *broker_state_name(DaemonBrokerState s)
@@ -336,12 +317,13 @@ json_t *daemon_status_json(Daemon *d)
         json_int_t queued, unsent;
 
         journal_counts(d, &queued, &unsent);
-        return json_pack("{s{si ss s o sI ss sI} s o s o s o s o s{ss s o}}", "agent", "pid",
+        return json_pack("{s{si ss s o sI ss sI} s o s o s o s o s{ss s o} s o}", "agent", "pid",
                          (int)getpid(), "version", PACKAGE_VERSION, "started", iso_time(o->started),
                          "uptime_ms", (json_int_t)(now_ms(d) - o->started_ms), "stage",
                          stage_name(d->stage), "plans_done", (json_int_t)o->n_plans, "broker",
                          broker_json(d), "plan", plan_json(d), "queued",
                          queued >= 0 ? json_integer(queued) : json_null(), "unsent",
                          unsent >= 0 ? json_integer(unsent) : json_null(), "recent", "source",
-                         "memory since the agent started", "plans", recent_json(o));
+                         "memory since the agent started", "plans", recent_json(o), "progress",
+                         daemon_progress_json(d));
 }

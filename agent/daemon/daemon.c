@@ -92,8 +92,9 @@ static void on_confirm(Transport *t, uint64_t seq, TransportConfirm status, void
 
 const TransportCallbacks daemon_transport_callbacks = {on_ready, on_lost, on_delivery, on_confirm};
 
-const DaemonTransportOps daemon_transport_sys = {transport_publish, transport_ack, transport_reject,
-                                                 transport_is_ready, transport_stop};
+const DaemonTransportOps daemon_transport_sys = {transport_publish, transport_ack,
+                                                 transport_reject,  transport_is_ready,
+                                                 transport_stop,    transport_outstanding};
 
 /* ---- the daemon's stage -------------------------------------------------- */
 
@@ -110,6 +111,7 @@ static void close_handles(Daemon *d)
 {
         daemon_stage_move(d, DAEMON_STOPPED);
         daemon_control_stop(d);
+        daemon_progress_stop(d);
         uv_close((uv_handle_t *)&d->sigterm, NULL);
         uv_close((uv_handle_t *)&d->sigint, NULL);
         uv_close((uv_handle_t *)&d->sighup, NULL);
@@ -358,6 +360,8 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
         daemon_begin(d);
         /* Without it the agent still works; only `status` cannot answer. */
         (void)daemon_control_start(d);
+        /* A key that cannot be used leaves progress off, and plans run. */
+        (void)daemon_progress_start(d);
         rc = transport_start(d->transport);
         if (rc < 0) {
                 log_error(NULL, "cannot start the transport: %s", strerror(-rc));

@@ -40,6 +40,8 @@ struct SendBroker {
         amqp_connection_state_t conn;
         bool open; /* logged in and not closed by either side */
         uint64_t next_publish_tag;
+        char *follow_queue; /* send_broker_follow()'s queue, NULL when none */
+        char *follow_tag;   /* its consumer's tag */
 };
 
 int64_t send_broker_now_ms(void)
@@ -129,6 +131,8 @@ void send_broker_free(SendBroker *b)
                         amqp_connection_close(b->conn, AMQP_REPLY_SUCCESS);
                 amqp_destroy_connection(b->conn);
         }
+        free(b->follow_queue);
+        free(b->follow_tag);
         free(b);
 }
 int send_broker_connect(const SendBrokerConfig *cfg, SendBroker **ret, char **ret_error)
@@ -285,6 +289,52 @@ int send_broker_consume(SendBroker *b, const char *queue, char **ret_error)
         return check_reply(b, "basic.consume", ret_error);
 }
 
+int send_broker_follow(SendBroker *b, const char *exchange, const char *key, char **ret_error)
+{
+        bool named = !*exchange;
+        amqp_queue_declare_ok_t *ok;
+        int r;
+
+        /* Not durable, exclusive, auto-delete: it lives as long as we do. */
+        ok = amqp_queue_declare(b->conn, CHANNEL,
+                                named ? amqp_cstring_bytes(key) : amqp_empty_bytes, 0, 0, 1, 1,
+                                amqp_empty_table);
+        r = check_reply(b, "queue.declare of the progress queue", ret_error);
+        if (r < 0)
+                return r;
+        free(b->follow_queue);
+        b->follow_queue = strndup(ok->queue.bytes, ok->queue.len);
+        if (!b->follow_queue)
+                return -ENOMEM;
+        if (named)
+                return 0;
+        amqp_queue_bind(b->conn, CHANNEL, amqp_cstring_bytes(b->follow_queue),
+                        amqp_cstring_bytes(exchange), amqp_cstring_bytes(key), amqp_empty_table);
+        return check_reply(b, "queue.bind of the progress queue", ret_error);
+}
+
+int send_broker_follow_consume(SendBroker *b, char **ret_error)
+{
+        amqp_basic_consume_ok_t *ok;
+        int r;
+
+        ok = amqp_basic_consume(b->conn, CHANNEL, amqp_cstring_bytes(b->follow_queue),
+                                amqp_empty_bytes, 0, 1, 1, amqp_empty_table);
+        r = check_reply(b, "basic.consume of the progress queue", ret_error);
+        if (r < 0)
+                return r;
+        free(b->follow_tag);
+        b->follow_tag = strndup(ok->consumer_tag.bytes, ok->consumer_tag.len);
+        return b->follow_tag ? 0 : -ENOMEM;
+}
+
+/* Whether env came to the --follow consumer. */
+static bool from_follow(const SendBroker *b, const amqp_envelope_t *env)
+{
+        return b->follow_tag && env->consumer_tag.len == strlen(b->follow_tag) &&
+               memcmp(env->consumer_tag.bytes, b->follow_tag, env->consumer_tag.len) == 0;
+}
+
 void send_message_clear(SendMessage *m)
 {
         if (!m)
@@ -428,8 +478,10 @@ int send_broker_next(SendBroker *b, int64_t deadline_ms, SendMessage *ret, char 
                         return reply_error(b, reply, "consuming", ret_error);
 
                 /* The engine's listener acks every message first, whatever
-                 * it holds. */
-                r = amqp_basic_ack(b->conn, env.channel, env.delivery_tag, 0);
+                 * it holds; progress events come unacknowledged. */
+                m.progress = from_follow(b, &env);
+                r = m.progress ? AMQP_STATUS_OK
+                               : amqp_basic_ack(b->conn, env.channel, env.delivery_tag, 0);
                 if (r == AMQP_STATUS_OK) {
                         m.body = malloc(env.message.body.len + 1);
                         if (m.body) {

@@ -44,6 +44,7 @@ typedef struct SendMessage {
         size_t body_len;
         char *message_id; /* NULL when the property is absent */
         char *properties; /* one "name: value" line per property set */
+        bool progress;    /* it came from the --follow queue (send_broker_follow) */
         char signature_kind;
         unsigned char *signature;
         size_t signature_len;
@@ -77,6 +78,16 @@ int send_broker_consume(SendBroker *b, const char *queue, char **ret_error);
 /* Wait until deadline_ms (CLOCK_MONOTONIC milliseconds) for the next
  * delivery of the consumer, ack it, and hand it out in *ret. */
 int send_broker_next(SendBroker *b, int64_t deadline_ms, SendMessage *ret, char **ret_error);
+
+/* For --follow: a queue that gets what is published to exchange with
+ * routing key key: on the default exchange ("") the queue named key, else
+ * a queue of the broker's naming bound to exchange with key; either is
+ * exclusive and goes with the connection. Call it before publishing, so
+ * that no event of the plan is missed, and send_broker_follow_consume()
+ * after send_broker_consume(). Its messages come from send_broker_next()
+ * with progress set, and are not acked (no_ack). */
+int send_broker_follow(SendBroker *b, const char *exchange, const char *key, char **ret_error);
+int send_broker_follow_consume(SendBroker *b, char **ret_error);
 
 /* CLOCK_MONOTONIC in milliseconds. */
 int64_t send_broker_now_ms(void);

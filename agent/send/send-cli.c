@@ -43,6 +43,10 @@ void send_cli_usage(FILE *f)
               "  --resources DIR         the package's Resources directory, holding scripts/\n"
               "                          (default: the directory of PLAN)\n"
               "  --dry-run               print the plan as it would be published, send nothing\n"
+              "  --follow KEY            while waiting, print the agent's progress events, sent\n"
+              "                          with routing key KEY (its [agent] progress_routing_key),\n"
+              "                          on stderr\n"
+              "  --exchange EXCHANGE     with --follow: the agent's result_exchange (\"\")\n"
               "\n"
               "Cancel:\n"
               "  --cancel PLAN_ID        publish a cancel message for that plan instead of a\n"
@@ -96,6 +100,8 @@ enum {
         OPT_CONSUME,
         OPT_SAVE,
         OPT_CANCEL,
+        OPT_FOLLOW,
+        OPT_EXCHANGE,
         OPT_VERSION,
 };
 
@@ -120,6 +126,8 @@ static const struct option options[] = {
         {"consume", required_argument, NULL, OPT_CONSUME},
         {"save", required_argument, NULL, OPT_SAVE},
         {"cancel", required_argument, NULL, OPT_CANCEL},
+        {"follow", required_argument, NULL, OPT_FOLLOW},
+        {"exchange", required_argument, NULL, OPT_EXCHANGE},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
         {},
@@ -149,8 +157,10 @@ static int check(const SendArgs *a)
         if (a->save_dir)
                 return bad("--save is for --consume", NULL);
         if (a->cancel) {
-                if (a->plan_file || a->raw || a->resources)
-                        return bad("--cancel takes no plan, --raw or --resources", NULL);
+                if (a->plan_file || a->raw || a->resources || a->follow || a->exchange)
+                        return bad("--cancel takes no plan, --raw, --resources, --follow or "
+                                   "--exchange",
+                                   NULL);
                 if (!*a->cancel || strlen(a->cancel) > PLAN_CANCEL_ID_MAX)
                         return bad("--cancel needs a plan ID of 1 to 255 bytes", a->cancel);
                 if (!a->queue && !a->dry_run)
@@ -167,6 +177,10 @@ static int check(const SendArgs *a)
                 return bad("--queue is required", NULL);
         if (!a->results_queue == !a->no_wait)
                 return bad("give exactly one of --results-queue and --no-wait", NULL);
+        if (a->follow && a->no_wait)
+                return bad("--follow waits for the result: it needs --results-queue", NULL);
+        if (a->exchange && !a->follow)
+                return bad("--exchange is for --follow", NULL);
         return 0;
 }
 
@@ -243,6 +257,14 @@ int send_cli_parse(int argc, char **argv, SendArgs *a)
                         break;
                 case OPT_CANCEL:
                         a->cancel = optarg;
+                        break;
+                case OPT_FOLLOW:
+                        if (!*optarg)
+                                return bad("--follow needs a routing key", NULL);
+                        a->follow = optarg;
+                        break;
+                case OPT_EXCHANGE:
+                        a->exchange = optarg;
                         break;
                 case 'h':
                         send_cli_usage(stdout);

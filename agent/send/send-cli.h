@@ -32,6 +32,8 @@ typedef struct SendArgs {
         const char *cancel;  /* --cancel: the plan ID to cancel, instead of a plan */
         const char *consume; /* debug mode: take one message off this queue */
         const char *save_dir;
+        const char *follow;   /* print progress events sent with this routing key */
+        const char *exchange; /* the exchange they are sent to; NULL = "" */
 } SendArgs;
 
 /* Parse argv. 0 = run with *args; 1 = --help or --version was printed, exit

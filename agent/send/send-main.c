@@ -12,6 +12,7 @@
 
 #include "plan/plan-cancel.h"
 #include "plan/plan.h"
+#include "progress/progress.h"
 #include "send/send-broker.h"
 #include "send/send-cli.h"
 #include "send/send-plan.h"
@@ -141,7 +142,8 @@ static int prepare_cancel(const SendArgs *a, char **ret_body, char **ret_message
 
 /* Connect, and when results are wanted declare their queue first, as the
  * engine's listener does before the plan goes out, so that the broker keeps
- * a result that comes back before we consume. */
+ * a result that comes back before we consume; likewise the queue of the
+ * progress events with --follow. */
 static int open_session(const SendArgs *a, const char *results, SendBroker **ret, char **error)
 {
         _cleanup_(send_broker_freep) SendBroker *b = NULL;
@@ -150,6 +152,8 @@ static int open_session(const SendArgs *a, const char *results, SendBroker **ret
         r = send_broker_connect(&a->broker, &b, error);
         if (r >= 0 && results)
                 r = send_broker_declare(b, results, error);
+        if (r >= 0 && results && a->follow)
+                r = send_broker_follow(b, a->exchange ? a->exchange : "", a->follow, error);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(b);
@@ -171,7 +175,8 @@ static int reopen_session(const SendArgs *a, int64_t deadline, SendBroker **ret)
                         return SEND_BROKER_TIMEOUT;
                 usleep((useconds_t)(pause < left ? pause : left) * 1000);
                 if (open_session(a, a->results_queue, ret, &error) == 0) {
-                        if (send_broker_consume(*ret, a->results_queue, &error) == 0)
+                        if (send_broker_consume(*ret, a->results_queue, &error) == 0 &&
+                            (!a->follow || send_broker_follow_consume(*ret, &error) == 0))
                                 return 0;
                         send_broker_free(*ret);
                         *ret = NULL;
@@ -180,9 +185,36 @@ static int reopen_session(const SendArgs *a, int64_t deadline, SendBroker **ret)
         }
 }
 
+/* --follow: print the events of this plan that a message holds (an array
+ * of them) on stderr, and say so when events were missed (dropped by the
+ * agent, or sent while we were away). */
+static void show_progress(const SendMessage *m, const char *plan, json_int_t *last_seq)
+{
+        _cleanup_json_ json_t *doc = json_loadb(m->body, m->body_len, 0, NULL);
+        json_t *event;
+        size_t i;
+
+        json_array_foreach (doc, i, event) {
+                _cleanup_free_ char *text = NULL;
+                json_int_t seq;
+
+                if (!progress_is_event(event, plan) || progress_describe(event, &text) < 0)
+                        continue;
+                seq = json_integer_value(json_object_get(event, "seq"));
+                if (seq > *last_seq + 1)
+                        fprintf(stderr, "(%" JSON_INTEGER_FORMAT " progress event(s) missed)\n",
+                                seq - *last_seq - 1);
+                if (seq > *last_seq)
+                        *last_seq = seq;
+                fputs(text, stderr);
+        }
+        fflush(stderr);
+}
+
 static int wait_result(const SendArgs *a, SendBroker **b, const char *message_id, const json_t *key)
 {
         int64_t deadline = send_broker_now_ms() + a->timeout * 1000;
+        json_int_t last_seq = 0;
 
         for (;;) {
                 _cleanup_(message_clearp) SendMessage m = {0};
@@ -205,6 +237,10 @@ static int wait_result(const SendArgs *a, SendBroker **b, const char *message_id
                                            "plan %s: could not reach the broker again within "
                                            "%ld seconds",
                                            message_id, a->timeout);
+                        continue;
+                }
+                if (m.progress) {
+                        show_progress(&m, message_id, &last_seq);
                         continue;
                 }
                 r = send_result_match(m.body, m.body_len, m.message_id ? m.message_id : "", key,
@@ -253,6 +289,8 @@ static int run_send(const SendArgs *a)
                                         &error);
         if (r >= 0 && a->results_queue)
                 r = send_broker_consume(b, a->results_queue, &error);
+        if (r >= 0 && a->follow)
+                r = send_broker_follow_consume(b, &error);
         if (r < 0)
                 return say(SEND_EXIT_BROKER, "%s %s: %s", a->cancel ? "cancel message" : "plan",
                            message_id, why(error, r));

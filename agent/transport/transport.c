@@ -507,6 +507,11 @@ int transport_reject(Transport *t, uint64_t tag, bool requeue)
         return settle(t, tag, TRANSPORT_CMD_REJECT, requeue);
 }
 
+size_t transport_outstanding(const Transport *t)
+{
+        return t->outstanding.n;
+}
+
 bool transport_is_ready(const Transport *t)
 {
         return t->ready && !t->stopping;

@@ -166,6 +166,10 @@ int transport_ack(Transport *t, uint64_t tag);
  * transport_ack(). */
 int transport_reject(Transport *t, uint64_t tag, bool requeue);
 
+/* Messages published and not confirmed yet (or reported lost), for a
+ * publisher that sheds what it can lose when the broker falls behind. */
+size_t transport_outstanding(const Transport *t);
+
 /* Connected and consuming: on_ready came and no on_lost since, and not
  * stopping. */
 bool transport_is_ready(const Transport *t);

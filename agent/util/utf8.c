@@ -1,6 +1,8 @@
 /* Strict UTF-8 helpers (see utf8.h). */
 #include "util/utf8.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 int utf8_decode(const char *s, size_t len, uint32_t *ret_cp)
@@ -102,4 +104,45 @@ int utf8_encode(uint32_t cp, char out[static 4])
         out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
         out[3] = (char)(0x80 | (cp & 0x3f));
         return 4;
+}
+
+int utf8_sanitize(const char *s, size_t len, char **ret, size_t *ret_len)
+{
+        char *out = malloc(len * 3 + 1);
+        size_t o = 0;
+
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < len;) {
+                uint32_t cp;
+                int n = utf8_decode(s + i, len - i, &cp);
+
+                if (n > 0) {
+                        memcpy(out + o, s + i, (size_t)n);
+                        o += (size_t)n;
+                        i += (size_t)n;
+                } else {
+                        memcpy(out + o, "\xef\xbf\xbd", 3);
+                        o += 3;
+                        i++;
+                }
+        }
+        out[o] = '\0';
+        *ret = out;
+        *ret_len = o;
+        return 0;
+}
+
+size_t utf8_incomplete_tail(const char *s, size_t len)
+{
+        for (size_t k = 1; k <= 3 && k <= len; k++) {
+                unsigned char c = (unsigned char)s[len - k];
+                size_t need;
+
+                if ((c & 0xc0) == 0x80)
+                        continue; /* a continuation byte: look further back */
+                need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+                return need > k ? k : 0;
+        }
+        return 0;
 }

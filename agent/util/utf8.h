@@ -19,3 +19,13 @@ size_t utf8_length(const char *s, size_t len);
 
 /* Encode cp (<= 0x10FFFF) into out; returns bytes written (1-4). */
 int utf8_encode(uint32_t cp, char out[static 4]);
+
+/* s[0..len) as valid UTF-8 in *ret (malloc'ed, NUL-terminated, length in
+ * *ret_len): each byte that does not start a valid sequence becomes
+ * U+FFFD, as Python's errors="replace" does for output of any encoding.
+ * Returns 0 or -ENOMEM. */
+int utf8_sanitize(const char *s, size_t len, char **ret, size_t *ret_len);
+
+/* How many bytes at the end of s[0..len) are the start of a sequence that
+ * is not complete yet (0-3): text cut there may be continued later. */
+size_t utf8_incomplete_tail(const char *s, size_t len);

@@ -1,0 +1,258 @@
+/* Tests for daemon-control.c and daemon-status.c: the control socket
+ * served on a real loop (status, an unknown command, a bad and an
+ * oversized request, the directory's mode, a clean close), and the status
+ * document the hooks build: broker states, the running plan with its
+ * script and output tail, the last DAEMON_RECENT_MAX plans. */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "control/control.h"
+#include "daemon/daemon-internal.h"
+#include "util/macro.h"
+#include "test-lib.h"
+
+static char tmpdir[] = "/tmp/test-daemon-control.XXXXXX";
+
+static void make_daemon(Daemon *d, Config *cfg, uv_loop_t *loop)
+{
+        static char queue[] = "q", none[] = "";
+
+        *cfg = (Config){.storage = tmpdir};
+        cfg->rabbitmq.input_queue = queue;
+        cfg->rabbitmq.result_exchange = none;
+        cfg->agent.progress_routing_key = none;
+        *d = (Daemon){.loop = loop, .cfg = cfg, .tops = &daemon_transport_sys};
+        ck_assert_int_eq(uv_loop_init(loop), 0);
+        daemon_observe_init(d);
+}
+
+/* ---- the socket ------------------------------------------------------------ */
+
+typedef struct Client {
+        uv_async_t done;
+        json_t *status, *unknown, *bad;
+        char oversize[256];
+        int status_rc;
+} Client;
+
+/* One raw request (no newline added), the reply line read back. */
+static void raw_request(const char *data, size_t len, char *reply, size_t size)
+{
+        char dir[4096];
+        struct sockaddr_un sa;
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ssize_t n;
+        size_t got = 0;
+
+        snprintf(dir, sizeof(dir), "%s/control", tmpdir);
+        ck_assert_int_eq(control_address(dir, -1, &sa), 0);
+        ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        ck_assert_int_eq(send(fd, data, len, MSG_NOSIGNAL), (ssize_t)len);
+        while (got < size - 1 && (n = read(fd, reply + got, size - 1 - got)) > 0)
+                got += (size_t)n;
+        reply[got] = '\0';
+        close(fd);
+}
+
+static void *client_main(void *arg)
+{
+        Client *c = arg;
+        _cleanup_json_ json_t *status = json_pack("{ss}", "command", "status");
+        _cleanup_json_ json_t *unknown = json_pack("{ss}", "command", "launch");
+        _cleanup_json_ json_t *bad = json_pack("{si}", "command", 1);
+        _cleanup_free_ char *e1 = NULL, *e2 = NULL, *e3 = NULL;
+        static char big[CONTROL_REQUEST_MAX + 10];
+
+        c->status_rc = control_call(tmpdir, status, 2000, &c->status, &e1);
+        control_call(tmpdir, unknown, 2000, &c->unknown, &e2);
+        control_call(tmpdir, bad, 2000, &c->bad, &e3);
+        memset(big, ' ', sizeof(big));
+        raw_request(big, sizeof(big), c->oversize, sizeof(c->oversize));
+        uv_async_send(&c->done);
+        return NULL;
+}
+
+static void on_client_done(uv_async_t *a)
+{
+        Daemon *d = a->data;
+
+        daemon_control_stop(d);
+        uv_close((uv_handle_t *)a, NULL);
+}
+
+START_TEST(test_socket)
+{
+        uv_loop_t loop;
+        Config cfg;
+        Daemon d;
+        Client c = {0};
+        pthread_t t;
+        struct stat st;
+        char path[4096];
+
+        make_daemon(&d, &cfg, &loop);
+        ck_assert_int_eq(daemon_control_start(&d), 0);
+        snprintf(path, sizeof(path), "%s/control", tmpdir);
+        ck_assert_int_eq(stat(path, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0700);
+        uv_async_init(&loop, &c.done, on_client_done);
+        c.done.data = &d;
+        ck_assert_int_eq(pthread_create(&t, NULL, client_main, &c), 0);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        pthread_join(t, NULL);
+        ck_assert_int_eq(uv_loop_close(&loop), 0);
+        snprintf(path, sizeof(path), "%s/control/muranoagent.sock", tmpdir);
+        ck_assert_int_eq(access(path, F_OK), -1);
+
+        ck_assert_int_eq(c.status_rc, 0);
+        ck_assert(json_is_true(json_object_get(c.status, "ok")));
+        ck_assert_int_eq(json_integer_value(json_object_get(c.status, "protocol")), 1);
+        {
+                json_t *s = json_object_get(c.status, "status");
+                json_t *b = json_object_get(s, "broker");
+                ck_assert_str_eq(json_string_value(json_object_get(b, "state")), "connecting");
+                ck_assert_str_eq(json_string_value(json_object_get(b, "queue")), "q");
+                ck_assert(json_is_null(json_object_get(s, "plan")));
+                /* No journal: the counts are unknown, not zero. */
+                ck_assert(json_is_null(json_object_get(s, "queued")));
+                ck_assert(json_is_null(json_object_get(s, "progress")));
+                ck_assert_int_eq(
+                        json_integer_value(json_object_get(json_object_get(s, "agent"), "pid")),
+                        getpid());
+        }
+        ck_assert_str_eq(json_string_value(json_object_get(c.unknown, "error")), "unknown command");
+        ck_assert_str_eq(json_string_value(json_object_get(c.bad, "error")),
+                         "the request has no \"command\" string");
+        ck_assert_str_eq(c.oversize,
+                         "{\"ok\":false,\"protocol\":1,\"error\":\"the request is too long\"}\n");
+        json_decref(c.status);
+        json_decref(c.unknown);
+        json_decref(c.bad);
+        daemon_observe_done(&d);
+}
+END_TEST
+
+/* ---- the document ------------------------------------------------------------ */
+
+static json_t *get(json_t *doc, const char *a, const char *b)
+{
+        json_t *v = json_object_get(doc, a);
+        return b ? json_object_get(v, b) : v;
+}
+
+START_TEST(test_document)
+{
+        uv_loop_t loop;
+        Config cfg;
+        Daemon d;
+        _cleanup_json_ json_t *s1 = NULL, *s2 = NULL, *s3 = NULL;
+        TransportReady ready = {.broker = "127.0.0.1:5672", .heartbeat = 30, .connection = 1};
+        TransportLoss loss = {.reason = "connection reset", .was_ready = true};
+        char line[64];
+
+        make_daemon(&d, &cfg, &loop);
+        daemon_observe_broker_ready(&d, &ready);
+        daemon_observe_plan_started(&d, "plan-1");
+        daemon_observe_runner.started(&d, "script deploy", 4321);
+        /* 30 lines through the 4 KiB ring: the last 10 are shown. */
+        for (int i = 1; i <= 30; i++) {
+                snprintf(line, sizeof(line), "line %d of the output\n", i);
+                daemon_observe_runner.output(&d, i % 2 + 1, line, strlen(line));
+        }
+        s1 = daemon_status_json(&d);
+        ck_assert_str_eq(json_string_value(get(get(s1, "broker", NULL), "state", NULL)),
+                         "connected");
+        ck_assert_str_eq(json_string_value(get(s1, "broker", "host")), "127.0.0.1:5672");
+        ck_assert_int_eq(json_integer_value(get(s1, "broker", "heartbeat_s")), 30);
+        ck_assert(json_is_null(get(s1, "broker", "last_error")));
+        ck_assert_str_eq(json_string_value(get(s1, "plan", "id")), "plan-1");
+        {
+                json_t *script = get(s1, "plan", "script");
+                json_t *tail = get(s1, "plan", "output_tail");
+                ck_assert_str_eq(json_string_value(json_object_get(script, "name")),
+                                 "script deploy");
+                ck_assert_int_eq(json_integer_value(json_object_get(script, "pid")), 4321);
+                ck_assert_uint_eq(json_array_size(tail), DAEMON_TAIL_LINES);
+                ck_assert_str_eq(json_string_value(json_array_get(tail, 0)),
+                                 "line 21 of the output");
+                ck_assert_str_eq(json_string_value(json_array_get(tail, 9)),
+                                 "line 30 of the output");
+        }
+        daemon_observe_runner.finished(&d, "script deploy", 0, NULL);
+        daemon_observe_broker_lost(&d, &loss);
+        s2 = daemon_status_json(&d);
+        ck_assert(json_is_null(get(s2, "plan", "script")));
+        ck_assert_str_eq(json_string_value(get(s2, "broker", "state")), "disconnected");
+        ck_assert_str_eq(json_string_value(get(s2, "broker", "last_error")), "connection reset");
+        ck_assert_int_eq(json_integer_value(get(s2, "broker", "reconnects")), 1);
+
+        /* 25 plans: the last 20 are listed, the most recent first. */
+        for (int i = 1; i <= 25; i++) {
+                _cleanup_json_ json_t *result = json_pack("{si}", "ErrorCode", i == 25 ? 101 : 0);
+                snprintf(line, sizeof(line), "plan-%d", i);
+                if (i > 1)
+                        daemon_observe_plan_started(&d, line);
+                daemon_observe_plan_finished(&d, result);
+        }
+        s3 = daemon_status_json(&d);
+        ck_assert(json_is_null(get(s3, "plan", NULL)));
+        {
+                json_t *plans = get(s3, "recent", "plans");
+                ck_assert_uint_eq(json_array_size(plans), DAEMON_RECENT_MAX);
+                ck_assert_str_eq(json_string_value(get(json_array_get(plans, 0), "id", NULL)),
+                                 "plan-25");
+                ck_assert_int_eq(
+                        json_integer_value(get(json_array_get(plans, 0), "error_code", NULL)), 101);
+                ck_assert_str_eq(json_string_value(get(json_array_get(plans, 19), "id", NULL)),
+                                 "plan-6");
+                ck_assert_int_eq(json_integer_value(get(s3, "agent", "plans_done")), 25);
+        }
+        daemon_observe_done(&d);
+        ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
+START_TEST(test_output_not_utf8)
+{
+        uv_loop_t loop;
+        Config cfg;
+        Daemon d;
+        _cleanup_json_ json_t *s = NULL;
+
+        make_daemon(&d, &cfg, &loop);
+        daemon_observe_plan_started(&d, "p");
+        daemon_observe_runner.output(&d, 1, "ok \xff\xfe\n", 6);
+        s = daemon_status_json(&d);
+        ck_assert_str_eq(json_string_value(json_array_get(get(s, "plan", "output_tail"), 0)),
+                         "ok \xef\xbf\xbd\xef\xbf\xbd");
+        daemon_observe_done(&d);
+        ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
+static void add_tests(TCase *tc)
+{
+        tcase_add_test(tc, test_socket);
+        tcase_add_test(tc, test_document);
+        tcase_add_test(tc, test_output_not_utf8);
+}
+
+int main(void)
+{
+        int ret;
+
+        if (!mkdtemp(tmpdir)) {
+                perror("mkdtemp");
+                return EXIT_FAILURE;
+        }
+        ret = check_main_one("daemon-control", "core", NULL, NULL, 10, add_tests);
+        rm_rf(tmpdir);
+        return ret;
+}
