@@ -207,6 +207,9 @@ same "local: nothing more comes" 0 "$(amqp drain --idle 2000 "$rq")"
 next_runs next4
 agent_stop a
 same "the agent stops cleanly" 0 "$AGENT_STATUS"
+local_cancel run4 >"$T/local-down.out" 2>&1
+same "local, no agent running: exit 1" 1 "$?"
+check "local, no agent running: says so" grep -q "^muranoagent cancel: " "$T/local-down.out"
 
 # ---- signed ---------------------------------------------------------------
 openssl genrsa -out "$T/engine.pem" 2048 2>/dev/null || bail "openssl genrsa failed"
