@@ -607,6 +607,40 @@ START_TEST(test_cancel_queued_and_running)
 }
 END_TEST
 
+static bool checking(void)
+{
+        return d.plan == PLAN_CHECKING;
+}
+
+/* A cancel that comes while its plan is checked (every fsync 300 ms slower,
+ * so the check takes a while) waits for the check: the plan is then the
+ * running one, and is stopped; it is never also answered as queued, which
+ * would give it two results. */
+START_TEST(test_cancel_while_checking)
+{
+        JournalOptions jo = JOURNAL_OPTIONS_DEFAULT;
+        char text[1024];
+
+        journal_free(d.journal);
+        ck_assert_int_eq(setenv("MURANOAGENT_SLOW_FSYNC_MS", "300", 1), 0);
+        jo.ops = daemon_test_journal_ops();
+        ck_assert_ptr_nonnull(jo.ops);
+        ck_assert_int_eq(journal_open(storage, &jo, &d.journal), 0);
+        cfg->agent.kill_grace = 1;
+        connect_ready();
+        snprintf(text, sizeof(text), PLAN_SLOW, "slow", storage);
+        deliver("slow", text);
+        run_until(checking, "the plan is checked");
+        deliver_cancel("slow");
+        run_until(published_1, "slow's result is published");
+        expect_result(1, "slow", RESULT_CODE_CANCELLED);
+        confirm(1, TRANSPORT_CONFIRM_ACK);
+        run_until(settled_empty, "it is removed");
+        expect_log((const char *[]){"ack 1", "ack 2", "publish slow to results as #1", NULL});
+        ck_assert_int_eq(unsetenv("MURANOAGENT_SLOW_FSYNC_MS"), 0);
+}
+END_TEST
+
 /* An unknown ID, a finished plan's ID and a control message the agent
  * cannot obey are acked and change nothing. */
 START_TEST(test_cancel_changes_nothing)
@@ -662,6 +696,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_stop_mid_plan);
         tcase_add_test(tc, test_stop_while_checking);
         tcase_add_test(tc, test_cancel_queued_and_running);
+        tcase_add_test(tc, test_cancel_while_checking);
         tcase_add_test(tc, test_cancel_changes_nothing);
         tcase_add_test(tc, test_cancel_unsigned_rejected);
 }
