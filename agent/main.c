@@ -14,6 +14,7 @@
 #include "build-config.h"
 #include "cmd-check.h"
 #include "cmd-run.h"
+#include "cmd-cancel.h"
 #include "cmd-status.h"
 #include "config/config.h"
 #include "daemon/daemon.h"
@@ -40,6 +41,9 @@ static void usage(FILE *f)
               "                                          run one plan locally, print its result\n"
               "       muranoagent [OPTIONS] status [--json]\n"
               "                                          ask the running agent what it is doing\n"
+              "       muranoagent [OPTIONS] cancel PLAN_ID\n"
+              "                                          stop a running plan, or answer a queued\n"
+              "                                          one without running it\n"
               "\n"
               "Options:\n"
               "  --config-file FILE   read FILE (repeatable; later files override earlier ones)\n"
@@ -347,6 +351,8 @@ int main(int argc, char **argv)
                 r = cmd_run(cfg, argv + optind + 1, argc - optind - 1);
         } else if (optind < argc && streq(argv[optind], "status")) {
                 r = cmd_status(cfg, argv + optind + 1, argc - optind - 1);
+        } else if (optind < argc && streq(argv[optind], "cancel")) {
+                r = cmd_cancel(cfg, argv + optind + 1, argc - optind - 1);
         } else if (optind < argc) {
                 fprintf(stderr, "muranoagent: unknown command '%s'\n", argv[optind]);
                 usage(stderr);

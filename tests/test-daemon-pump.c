@@ -17,6 +17,7 @@
 #include "test-lib.h"
 #include "daemon/daemon-internal.h"
 #include "log/log.h"
+#include "plan/plan-cancel.h"
 #include "result/result.h"
 #include "util/fileio.h"
 #include "util/macro.h"
@@ -225,6 +226,11 @@ static bool nothing_in_flight(void)
 static bool settled_empty(void)
 {
         return nothing_in_flight() && journal_is("");
+}
+
+static bool nothing_but_the_plan_runs(void)
+{
+        return d.work_in_flight == 0 && journal_is("RP");
 }
 
 static bool settled_one_result(void)
@@ -650,6 +656,151 @@ START_TEST(test_every_plan_entry_names_its_plan)
 }
 END_TEST
 
+/* A cancel message for plan id (plan-cancel.h). */
+static void deliver_cancel(const char *id)
+{
+        _cleanup_free_ char *body = NULL;
+
+        ck_assert_int_eq(plan_cancel_build(id, "0123456789abcdef0123456789abcdef", &body), 0);
+        deliver("cancel", body);
+}
+
+static bool cancel_acked_3(void)
+{
+        for (size_t i = 0; i < fake.n_log; i++)
+                if (streq(fake.log[i], "ack 3"))
+                        return true;
+        return false;
+}
+
+static bool logged_3(void)
+{
+        return fake.n_log >= 3;
+}
+
+static bool logged_4(void)
+{
+        return fake.n_log >= 4;
+}
+
+static bool running_and_answered(void)
+{
+        return journal_is("RS");
+}
+
+/* A plan queued behind a running one is answered with 107 when its cancel
+ * comes, on disk before the cancel message is acked, and never runs; the
+ * running plan's cancel is acked at once, and its result, 107 too, comes
+ * when its script is gone. A cancel message is never stored. */
+START_TEST(test_cancel_queued_and_running)
+{
+        char text[1024];
+
+        cfg->agent.kill_grace = 1;
+        snprintf(text, sizeof(text), PLAN_SLOW, "slow", storage);
+        deliver("slow", text);
+        run_until(slow_started, "the slow plan runs");
+        deliver_quick("q");
+        run_until(nothing_but_the_plan_runs, "q is stored");
+        deliver_cancel("q");
+        run_until(cancel_acked_3, "the cancel of q is acked");
+        /* Acked only once q's answer was stored. */
+        ck_assert(running_and_answered());
+        expect_log((const char *[]){"ack 1", "ack 2", "ack 3", NULL});
+        connect_ready();
+        run_until(published_1, "q's answer is published");
+        expect_result(1, "q", RESULT_CODE_CANCELLED);
+        confirm(1, TRANSPORT_CONFIRM_ACK);
+        deliver_cancel("slow");
+        run_until(published_2, "slow's result is published");
+        expect_result(2, "slow", RESULT_CODE_CANCELLED);
+        ck_assert_str_eq(json_string_value(json_object_get(
+                                 json_object_get(fake.published[2], "Body"), "Message")),
+                         "The plan was cancelled by a remote request during script slow");
+        confirm(2, TRANSPORT_CONFIRM_ACK);
+        run_until(settled_empty, "both are removed");
+        expect_log((const char *[]){"ack 1", "ack 2", "ack 3", "publish q to results as #1",
+                                    "ack 4", "publish slow to results as #2", NULL});
+}
+END_TEST
+
+static bool checking(void)
+{
+        return d.plan == PLAN_CHECKING;
+}
+
+/* A cancel that comes while its plan is checked (every fsync 300 ms slower,
+ * so the check takes a while) waits for the check: the plan is then the
+ * running one, and is stopped; it is never also answered as queued, which
+ * would give it two results. */
+START_TEST(test_cancel_while_checking)
+{
+        JournalOptions jo = JOURNAL_OPTIONS_DEFAULT;
+        char text[1024];
+
+        journal_free(d.journal);
+        ck_assert_int_eq(setenv("MURANOAGENT_SLOW_FSYNC_MS", "300", 1), 0);
+        jo.ops = daemon_test_journal_ops();
+        ck_assert_ptr_nonnull(jo.ops);
+        ck_assert_int_eq(journal_open(storage, &jo, &d.journal), 0);
+        cfg->agent.kill_grace = 1;
+        connect_ready();
+        snprintf(text, sizeof(text), PLAN_SLOW, "slow", storage);
+        deliver("slow", text);
+        run_until(checking, "the plan is checked");
+        deliver_cancel("slow");
+        run_until(published_1, "slow's result is published");
+        expect_result(1, "slow", RESULT_CODE_CANCELLED);
+        confirm(1, TRANSPORT_CONFIRM_ACK);
+        run_until(settled_empty, "it is removed");
+        expect_log((const char *[]){"ack 1", "ack 2", "publish slow to results as #1", NULL});
+        ck_assert_int_eq(unsetenv("MURANOAGENT_SLOW_FSYNC_MS"), 0);
+}
+END_TEST
+
+/* An unknown ID, a finished plan's ID and a control message the agent
+ * cannot obey are acked and change nothing. */
+START_TEST(test_cancel_changes_nothing)
+{
+        connect_ready();
+        deliver_quick("a");
+        run_until(published_1, "a's result is published");
+        confirm(1, TRANSPORT_CONFIRM_ACK);
+        run_until(settled_empty, "a is done");
+        /* One at a time, as the broker delivers them (prefetch 1). */
+        deliver_cancel("a");
+        run_until(logged_3, "the first cancel is acked");
+        deliver_cancel("nosuch");
+        run_until(logged_4, "the second cancel is acked");
+        deliver("stop", "{\"Control\": \"Stop\", \"PlanID\": \"a\"}");
+        run_until(settled_empty, "nothing is left");
+        expect_log((const char *[]){"ack 1", "publish a to results as #1", "ack 2", "ack 3",
+                                    "ack 4", NULL});
+}
+END_TEST
+
+/* With engine_key, an unsigned cancel is rejected and cancels nothing. */
+START_TEST(test_cancel_unsigned_rejected)
+{
+        _cleanup_free_ char *pem = NULL, *error = NULL;
+        char text[1024];
+
+        ck_assert_int_eq(
+                file_read_all(TEST_DATA_DIR "/signature/engine-pkcs1.pem", 1 << 16, &pem, NULL), 0);
+        ck_assert_int_eq(signature_key_new(pem, &d.key, &error), 0);
+        cfg->agent.kill_grace = 1;
+        snprintf(text, sizeof(text), PLAN_SLOW, "slow", storage);
+        deliver_cancel("slow");
+        expect_log((const char *[]){"reject 1", NULL});
+        signature_key_free(d.key);
+        d.key = NULL;
+        /* Unsigned plans are taken again: the plan runs, and goes on. */
+        deliver("slow", text);
+        run_until(slow_started, "the slow plan runs");
+        ck_assert(journal_is("R"));
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_roundtrip);
@@ -662,6 +813,10 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_stop_mid_plan);
         tcase_add_test(tc, test_stop_while_checking);
         tcase_add_test(tc, test_every_plan_entry_names_its_plan);
+        tcase_add_test(tc, test_cancel_queued_and_running);
+        tcase_add_test(tc, test_cancel_while_checking);
+        tcase_add_test(tc, test_cancel_changes_nothing);
+        tcase_add_test(tc, test_cancel_unsigned_rejected);
 }
 
 int main(void)

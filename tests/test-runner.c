@@ -1,9 +1,14 @@
 /* Tests for the runner's hand-over of a finished plan: the result comes
  * first, the plan's files are removed after it on the plan's thread, the
  * runner stays busy (and a stop waits) until they are gone, and a plan
- * started meanwhile is accepted and runs once the removal is over. The
- * sandbox is off, so that no cgroup or root is needed. */
+ * started meanwhile is accepted and runs once the removal is over. And for
+ * runner_cancel_plan(): one result, ErrorCode 107, naming who asked and the
+ * script that ran, after SIGTERM or, for a script that ignores it, SIGKILL
+ * kill_grace later. The sandbox is off, so that no cgroup or root is
+ * needed. */
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,6 +16,7 @@
 
 #include "test-lib.h"
 #include "config/config.h"
+#include "result/result.h"
 #include "runner/runner.h"
 #include "util/macro.h"
 
@@ -34,6 +40,14 @@ typedef struct Fixture {
         bool busy_in_done[2];
         int start_rc; /* the second plan's runner_start(), from the first done */
         bool start_second;
+        /* The cancel tests. */
+        uv_timer_t poll;
+        char marker[128]; /* the script writes its pid here once it runs */
+        json_t *result;   /* the one result */
+        int cancel_rc[3]; /* runner_cancel_plan(): unknown ID, the plan, again */
+        char *during;
+        uint64_t cancel_ms; /* when the cancel was asked, and the result came */
+        uint64_t done_ms;
 } Fixture;
 
 static Fixture fx;
@@ -107,6 +121,8 @@ static void teardown(void)
 
         runner_free(fx.runner);
         uv_run(&fx.loop, UV_RUN_DEFAULT);
+        snprintf(path, sizeof(path), "%s/pid", fx.storage);
+        (void)unlink(path);
         ck_assert_int_eq(uv_loop_close(&fx.loop), 0);
         config_free(fx.cfg);
         snprintf(path, sizeof(path), "%s/files", fx.storage);
@@ -159,10 +175,116 @@ START_TEST(test_start_while_removing)
 }
 END_TEST
 
+static void on_cancel_done(Runner *r, json_t *result, void *userdata)
+{
+        ck_assert_ptr_null(fx.result);
+        fx.result = result;
+        fx.done_ms = uv_now(&fx.loop);
+}
+
+/* Once the script has written its pid, cancel: first an ID that does not
+ * run, then the plan, then the plan again. */
+static void on_poll(uv_timer_t *t)
+{
+        FILE *f = fopen(fx.marker, "re");
+        int pid = 0;
+
+        if (!f)
+                return;
+        if (fscanf(f, "%d", &pid) != 1) {
+                fclose(f);
+                return;
+        }
+        fclose(f);
+        uv_timer_stop(t);
+        uv_close((uv_handle_t *)t, NULL);
+        fx.cancel_rc[0] = runner_cancel_plan(fx.runner, "other", "a test", NULL);
+        fx.cancel_ms = uv_now(&fx.loop);
+        fx.cancel_rc[1] = runner_cancel_plan(fx.runner, "slow", "a test", &fx.during);
+        fx.cancel_rc[2] = runner_cancel_plan(fx.runner, "slow", "a test", NULL);
+}
+
+/* A plan whose script writes its pid to fx.marker and then waits; with
+ * ignore_term it ignores SIGTERM. Cancelled as on_poll does it. */
+static void run_cancel(bool ignore_term)
+{
+        char script[512], text[2048];
+        _cleanup_json_ json_t *plan = NULL;
+        const json_t *body;
+
+        snprintf(fx.marker, sizeof(fx.marker), "%s/pid", fx.storage);
+        snprintf(script, sizeof(script), "#!/bin/sh\n%secho $$ > %s\necho started\nsleep 30\n",
+                 ignore_term ? "trap '' TERM\n" : "", fx.marker);
+        plan = json_pack("{s:s, s:s, s:s, s:s, s:{s:{s:s, s:s, s:s, s:[], s:{s:b}}},"
+                         " s:{s:{s:s, s:s, s:s}}}",
+                         "FormatVersion", "2.1.0", "ID", "slow", "Action", "Execute", "Body",
+                         "return wait().stdout", "Scripts", "wait", "Type", "Application",
+                         "Version", "1.0.0", "EntryPoint", "f", "Files", "Options", "captureStdout",
+                         1, "Files", "f", "Name", "wait.sh", "BodyType", "Text", "Body", script);
+        ck_assert_ptr_nonnull(plan);
+        fx.cfg->agent.kill_grace = 1;
+        ck_assert_int_eq(uv_timer_init(&fx.loop, &fx.poll), 0);
+        ck_assert_int_eq(uv_timer_start(&fx.poll, on_poll, 20, 20), 0);
+        /* The daemon gives the plan's ID as the SourceID, as here. */
+        ck_assert_int_eq(runner_start(fx.runner, plan, json_object_get(plan, "ID"), NULL,
+                                      on_cancel_done, NULL),
+                         0);
+        ck_assert_int_eq(uv_run(&fx.loop, UV_RUN_DEFAULT), 0);
+
+        ck_assert_int_eq(fx.cancel_rc[0], -ESRCH);
+        ck_assert_int_eq(fx.cancel_rc[1], 0);
+        ck_assert_int_eq(fx.cancel_rc[2], RUNNER_CANCEL_ENDING);
+        ck_assert_str_eq(fx.during, "script wait");
+        ck_assert_ptr_nonnull(fx.result);
+        ck_assert_int_eq(json_integer_value(json_object_get(fx.result, "ErrorCode")),
+                         RESULT_CODE_CANCELLED);
+        body = json_object_get(fx.result, "Body");
+        ck_assert_str_eq(json_string_value(json_object_get(body, "Message")),
+                         "The plan was cancelled by a test during script wait");
+        /* What the script wrote before it was stopped. */
+        ck_assert_str_eq(json_string_value(json_object_get(json_object_get(body, "AdditionalInfo"),
+                                                           "stdout")),
+                         "started");
+        snprintf(text, sizeof(text), "%s",
+                 json_string_value(json_object_get(fx.result, "SourceID")));
+        ck_assert_str_eq(text, "slow");
+        json_decref(fx.result);
+        free(fx.during);
+}
+
+/* A script that ends on SIGTERM. (Its sleep, orphaned, counts in the
+ * process group until init reaps it, which a container's init may leave
+ * to the SIGKILL kill_grace later: no lower bound here.) */
+START_TEST(test_cancel_running)
+{
+        run_cancel(false);
+        ck_assert_uint_lt(fx.done_ms - fx.cancel_ms, 5000);
+}
+END_TEST
+
+/* A script that ignores SIGTERM is killed kill_grace (1 s) later. */
+START_TEST(test_cancel_ignores_term)
+{
+        run_cancel(true);
+        ck_assert_uint_ge(fx.done_ms - fx.cancel_ms, 950);
+        ck_assert_uint_lt(fx.done_ms - fx.cancel_ms, 5000);
+}
+END_TEST
+
+/* Nothing runs: nothing to cancel. */
+START_TEST(test_cancel_idle)
+{
+        ck_assert_int_eq(runner_cancel_plan(fx.runner, "slow", "a test", NULL), -ESRCH);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_result_before_removal);
         tcase_add_test(tc, test_start_while_removing);
+        tcase_add_test(tc, test_cancel_running);
+        tcase_add_test(tc, test_cancel_ignores_term);
+        tcase_add_test(tc, test_cancel_idle);
 }
 
 int main(void)

@@ -60,6 +60,17 @@ now=$(date +%s)
 check "the Stamp is int(time.time() * 10000)" \
     test "$stamp" -ge $(((now - 5) * 10000)) -a "$stamp" -le $(((now + 5) * 10000))
 
+# --- a cancel message (docs/muranoagent-send.md, "Cancelling a plan") ---
+snd --dry-run --cancel 5b1f0e3c9d2a4b7e >"$tmp/cancel"; st=$?
+same "--cancel --dry-run exits 0" "$st" 0
+same "--cancel --dry-run prints the cancel message, byte for byte" \
+    "$(sed -E 's/"ID": "[0-9a-f]{32}"/"ID": "<id>"/' "$tmp/cancel")" \
+    '{"Control": "Cancel", "PlanID": "5b1f0e3c9d2a4b7e", "ID": "<id>", "Stamp": 0}'
+snd --queue "$q" --cancel x "$spec" >/dev/null 2>"$tmp/err"; st=$?
+same "--cancel with a plan file is a usage error" "$st" 2
+snd --cancel x >/dev/null 2>"$tmp/err"; st=$?
+same "--cancel without --queue is a usage error" "$st" 2
+
 # --- publishing as the engine does ---
 snd --queue "$q" --no-wait "$spec" >"$tmp/id" 2>"$tmp/err"; st=$?
 same "--no-wait exits 0" 0 "$st"

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "control/control.h"
+#include "daemon/daemon-cancel.h"
 #include "daemon/daemon-internal.h"
 #include "log/log.h"
 #include "util/macro.h"
@@ -20,6 +21,8 @@
 #define CONTROL_CONN_MAX 8
 /* A client that has not sent its whole request by then is dropped. */
 #define CONTROL_CONN_TIMEOUT_MS 5000
+
+typedef struct ControlConn ControlConn;
 
 /* A command: fill *ret_body (a new JSON object, the reply's fields) and
  * return 0, or return a negative errno with *ret_error (static text) for
@@ -43,8 +46,10 @@ static int command_status(Daemon *d, const json_t *request, json_t **ret_body,
 static const struct {
         const char *name;
         control_command_fn fn;
+        control_async_fn async; /* instead of fn: a command that answers later */
 } control_commands[] = {
-        {"status", command_status},
+        {"status", command_status, NULL},
+        {"cancel", NULL, daemon_cancel_command},
 };
 
 typedef struct DaemonControl {
@@ -70,6 +75,7 @@ typedef struct ControlConn {
         char *reply;
         unsigned open_handles;
         bool answered;
+        bool pending; /* an async command has yet to answer */
 } ControlConn;
 
 static void control_maybe_free(DaemonControl *c)
@@ -90,6 +96,9 @@ static void conn_on_close(uv_handle_t *h)
 
         if (--k->open_handles > 0)
                 return;
+        /* The client went away before the answer: nobody waits for it. */
+        if (k->pending)
+                daemon_cancel_detach(c->d, k);
         *k->prev = k->next;
         if (k->next)
                 k->next->prev = k->prev;
@@ -151,6 +160,19 @@ static void conn_dispatch(ControlConn *k, const char *line, size_t len)
         for (size_t i = 0; i < ELEMENTSOF(control_commands); i++) {
                 if (!streq(control_commands[i].name, command))
                         continue;
+                if (control_commands[i].async) {
+                        /* It answers when it is done, however long that
+                         * takes; the client has a time limit of its own. */
+                        uv_timer_stop(&k->timer);
+                        uv_read_stop((uv_stream_t *)&k->pipe);
+                        k->pending = true;
+                        rc = control_commands[i].async(d, req, k, &error);
+                        if (rc < 0) {
+                                k->pending = false;
+                                conn_reply_error(k, error ? error : strerror(-rc));
+                        }
+                        return;
+                }
                 rc = control_commands[i].fn(d, req, &body, &error);
                 if (rc < 0) {
                         conn_reply_error(k, error ? error : strerror(-rc));
@@ -165,6 +187,18 @@ static void conn_dispatch(ControlConn *k, const char *line, size_t len)
                 return;
         }
         conn_reply_error(k, "unknown command");
+}
+
+void daemon_control_answer(ControlConn *k, const json_t *body, const char *error)
+{
+        char *reply = NULL;
+        size_t reply_len = 0;
+
+        k->pending = false;
+        if (error || control_reply_ok(body, &reply, &reply_len) < 0)
+                conn_reply_error(k, error ? error : "out of memory");
+        else
+                conn_reply(k, reply, reply_len);
 }
 
 static void conn_on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)

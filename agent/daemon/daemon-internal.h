@@ -1,5 +1,6 @@
 /* Shared by the daemon's files: daemon.c (start, stop, signals, systemd,
  * transport callbacks), daemon-pump.c (the journal's order of work),
+ * daemon-cancel.c (cancelling a plan, daemon-cancel.h),
  * daemon-work.c (its work items on the thread pool, daemon-work.h) and
  * daemon-notify.c (sd_notify). Everything here is touched on the loop
  * thread only, except what a uv_work_t's work callback reads and writes in
@@ -141,6 +142,11 @@ typedef struct Daemon {
         uint64_t lost_logged_ms; /* and when (uv_now) */
         bool trimmed;            /* nothing ran since the last trim: a fact of the heap */
 
+        /* Cancel requests in order, the first one being worked on
+         * (daemon-cancel.c); cancel_working: its WORK_CANCEL is on the pool. */
+        struct DaemonCancel *cancels;
+        bool cancel_working;
+
         /* The MURANOAGENT_CRASH_AT and _STOP_AT test hooks (daemon-crash.c). */
         DaemonHook crash;
         DaemonHook stop_hook;
@@ -163,6 +169,8 @@ void daemon_maybe_finish_stop(Daemon *d);
 /* daemon-pump.c: hand w to the thread pool; its after-work callback
  * carries on. Returns 0 or a libuv error. */
 int daemon_queue_work(Daemon *d, struct DaemonWork *w);
+/* daemon-pump.c: run the pump again after DAEMON_RETRY_MS (a disk error). */
+void daemon_retry_later(Daemon *d);
 
 /* daemon-space.c: the storage-full condition. daemon_space_refused():
  * a plan of need bytes could not be stored for errno err; shows the

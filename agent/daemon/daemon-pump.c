@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/daemon-cancel.h"
 #include "daemon/daemon-work.h"
 #include "result/result.h"
 #include "util/base64.h"
@@ -60,6 +61,11 @@ static void on_retry(uv_timer_t *t)
 static void retry_later(Daemon *d)
 {
         uv_timer_start(&d->retry, on_retry, DAEMON_RETRY_MS, 0);
+}
+
+void daemon_retry_later(Daemon *d)
+{
+        retry_later(d);
 }
 
 /* Try w again later, from on_retry: nothing is acked or answered before it
@@ -254,6 +260,8 @@ static void after_prepare(Daemon *d, DaemonWork *w)
         daemon_observe_plan_started(d, id);
         d->busy_id = TAKE_PTR(id);
         daemon_notify_status("running plan %s", d->busy_id ? d->busy_id : "");
+        /* A cancel that came while the plan was checked names it now. */
+        daemon_cancel_pump(d);
 }
 
 static void on_plan_done(Runner *r, json_t *result, void *userdata)
@@ -327,6 +335,10 @@ static void after_work(uv_work_t *req, int status)
                 break;
         case WORK_SPACE:
                 daemon_space_checked(d, w);
+                daemon_work_free(w);
+                break;
+        case WORK_CANCEL:
+                daemon_cancel_after(d, w);
                 daemon_work_free(w);
                 break;
         case WORK_REMOVE:
@@ -541,6 +553,7 @@ void daemon_pump(Daemon *d)
         JournalEntry e;
         int rc;
 
+        daemon_cancel_pump(d);
         /* Each round starts one thing and looks again, or returns. */
         for (;;) {
                 if (uv_is_active((uv_handle_t *)&d->retry))
@@ -573,7 +586,7 @@ void daemon_pump(Daemon *d)
                 case JOURNAL_INTERRUPTED:
                         /* The plan lane's own entry is PENDING while it is
                          * checked: the lane is busy then, and this waits. */
-                        if (d->plan != PLAN_IDLE || d->drops_in_flight > 0)
+                        if (d->plan != PLAN_IDLE || d->drops_in_flight > 0 || daemon_cancel_busy(d))
                                 return;
                         if (daemon_stop_requested(d)) {
                                 /* Plans wait in the journal for the next start. */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/daemon-cancel.h"
 #include "daemon/daemon-work.h"
 #include "plan/plan.h"
 #include "result/result.h"
@@ -59,10 +60,7 @@ static void note(DaemonWork *w, LogLevel level, const char *fmt, ...)
         w->note_level = level;
 }
 
-/* The text of an error result for the entry, worded and shaped as the
- * reference's from_error(). with_reply_to: executed plans carry ReplyTo;
- * validation failures only when results are routed by it. */
-static int error_result_text(Daemon *d, const json_t *source_id, const json_t *reply_to,
+int daemon_error_result_text(Daemon *d, const json_t *source_id, const json_t *reply_to,
                              bool with_reply_to, int code, const char *message, char **ret,
                              json_t **ret_doc)
 {
@@ -117,7 +115,7 @@ static void answer_unkept(DaemonWork *w, int code, const char *message)
         }
         rc = journal_done_lookup(d->journal, sid, &text);
         if (rc == 0)
-                rc = error_result_text(d, sid, rt, false, code, message, &text, NULL);
+                rc = daemon_error_result_text(d, sid, rt, false, code, message, &text, NULL);
         if (rc >= 0)
                 rc = journal_put_answer(d->journal, text, strlen(text), w->ts);
         w->rc = rc < 0 ? rc : 0;
@@ -170,8 +168,8 @@ static void prepare_answer(DaemonWork *w, const json_t *source_id, const json_t 
         _cleanup_json_ json_t *doc = NULL;
         JournalResultIds ids;
 
-        w->rc = error_result_text(w->d, source_id, reply_to, with_reply_to, code, message, &text,
-                                  &doc);
+        w->rc = daemon_error_result_text(w->d, source_id, reply_to, with_reply_to, code, message,
+                                         &text, &doc);
         ids = daemon_result_ids(doc);
         if (w->rc == 0)
                 w->rc = journal_put_result(w->d->journal, w->ts, text, strlen(text), &ids);
@@ -404,6 +402,9 @@ void daemon_work_run(uv_work_t *req)
                 break;
         case WORK_SPACE:
                 w->rc = journal_space(w->d->journal, &w->space);
+                break;
+        case WORK_CANCEL:
+                daemon_cancel_work(w);
                 break;
         default:
                 break;

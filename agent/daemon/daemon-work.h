@@ -22,6 +22,7 @@ typedef enum WorkKind {
         WORK_REMOVE,      /* a confirmed result: journal_remove with a done record */
         WORK_DROP,        /* an entry that goes without a record: journal_remove */
         WORK_SPACE,       /* the storage was full: journal_space, has room come back? */
+        WORK_CANCEL,      /* a cancel request: find the queued plan, answer it */
 } WorkKind;
 
 typedef enum WorkOutcome {
@@ -65,6 +66,9 @@ typedef struct DaemonWork {
         /* WORK_SPACE, out */
         JournalSpace space;
 
+        /* WORK_CANCEL: the request (read-only on the pool) */
+        struct DaemonCancel *cancel;
+
         struct DaemonWork *next; /* in Daemon.stalled */
 } DaemonWork;
 
@@ -73,6 +77,13 @@ typedef struct DaemonWork {
 DaemonWork *daemon_work_new(WorkKind kind, const char *ts);
 /* Accepts NULL. */
 void daemon_work_free(DaemonWork *w);
+/* The text of an error result for a plan with source_id and reply_to, as
+ * the reference's from_error() words it; with_reply_to: with ReplyTo
+ * (executed plans), else only when results are routed by it. *ret_doc
+ * (may be NULL) gets the document. Returns 0 or -ENOMEM. */
+int daemon_error_result_text(Daemon *d, const json_t *source_id, const json_t *reply_to,
+                             bool with_reply_to, int code, const char *message, char **ret,
+                             json_t **ret_doc);
 /* The SourceID and ReplyTo of result document doc, for journal_put_result()
  * (borrowed from doc). */
 JournalResultIds daemon_result_ids(const json_t *doc);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "daemon/daemon-cancel.h"
 #include "daemon/daemon-internal.h"
 #include "log/log.h"
 #include "sandbox/sandbox.h"
@@ -61,6 +62,8 @@ static void on_delivery(Transport *t, TransportDelivery *dl, void *userdata)
                  * connection closes. */
                 return;
         }
+        if (daemon_cancel_delivery(d, dl))
+                return;
         if (d->key) {
                 /* The reference's Windows agent and the message-signing spec:
                  * an unsigned or badly signed message is rejected, not
@@ -395,6 +398,7 @@ int daemon_run(const Config *cfg, const char *const *config_paths)
         uv_run(&loop, UV_RUN_DEFAULT);
         transport_free(d.transport);
         daemon_work_free_all(&d);
+        daemon_cancel_free_all(&d);
         journal_free(d.journal);
         signature_key_free(d.key);
         free(d.lost_reason);

@@ -113,3 +113,15 @@ int result_to_text(const json_t *result, char **ret)
 {
         return pyjson_dumps(result, ret);
 }
+
+bool result_source_id_is(const json_t *source_id, const char *text)
+{
+        char buf[32];
+
+        if (json_is_string(source_id))
+                return streq(json_string_value(source_id), text);
+        if (!json_is_integer(source_id))
+                return false;
+        snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(source_id));
+        return streq(buf, text);
+}

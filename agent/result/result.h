@@ -9,6 +9,7 @@
 #pragma once
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <time.h>
 
 /* Our own ErrorCodes, for ends the reference never reports (it has no time
@@ -24,6 +25,7 @@ enum {
         RESULT_CODE_NO_SPACE = 104,    /* the plan could not be stored: the agent's disk is full */
         RESULT_CODE_STAMP = 105,       /* refused for its Stamp: not newer than the last accepted */
         RESULT_CODE_LIMIT = 106,       /* a script reached memory_max or pids_max */
+        RESULT_CODE_CANCELLED = 107,   /* cancelled on request, running or before it ran */
 };
 
 /* A success result: Body is the Body's return value (borrowed; json null
@@ -43,6 +45,10 @@ int result_new_success_at(json_t **ret, const char *id, const struct timespec *w
 int result_new_error_at(json_t **ret, const char *id, const struct timespec *when,
                         const json_t *source_id, int error_code, const char *message,
                         const json_t *additional_info);
+
+/* Whether a plan ID (a SourceID) reads as text: a string equal to it, or
+ * an integer whose decimal form it is. How a cancel names its plan. */
+bool result_source_id_is(const json_t *source_id, const char *text);
 
 /* Append "ReplyTo" (borrowed value; NULL gives null) as the last key, as
  * the reference's put_execution_result does for every executed plan. */

@@ -18,6 +18,7 @@ enum {
         RUNNER_CANCEL_NONE = 0,
         RUNNER_CANCEL_TIMEOUT = 1, /* the plan's time is up */
         RUNNER_CANCEL_STOP = 2,    /* the agent is stopping */
+        RUNNER_CANCEL_REQUEST = 3, /* runner_cancel_plan(): someone asked */
 };
 
 typedef enum RunnerRequestState {
@@ -43,6 +44,10 @@ typedef struct RunnerJob {
 
         /* Written by the loop thread, polled by the plan thread. */
         atomic_int cancel; /* RUNNER_CANCEL_* */
+        /* RUNNER_CANCEL_REQUEST: the result's message, written by the loop
+         * thread before it sets cancel, read by the plan thread after it
+         * saw the flag; owned. */
+        char *cancel_message;
 
         /* locked: one request at a time from the plan thread */
         RunnerRequestState state;
@@ -52,6 +57,7 @@ typedef struct RunnerJob {
         bool result_ready; /* the result is posted; the thread cleans up */
         bool thread_done;  /* the thread has ended: join it */
         json_t *result;    /* written by the plan thread before result_ready */
+        const char *call;  /* the script the Body is calling (borrowed from plan), or NULL */
         /* Written by the plan thread before its first request, read by the
          * loop thread while it runs requests (the lock orders the two). */
         char *cache_dir; /* the plan's files directory, writable in the sandbox */

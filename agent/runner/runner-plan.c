@@ -73,6 +73,14 @@ static int set_call_error(BodyCallError *err, int code, const char *message)
         return err->message ? 1 : -ENOMEM;
 }
 
+/* The script the Body calls, for a cancel's message (runner_cancel_plan). */
+static void set_call(RunnerJob *job, const char *name)
+{
+        uv_mutex_lock(&job->runner->lock);
+        job->call = name;
+        uv_mutex_unlock(&job->runner->lock);
+}
+
 /* BodyHost.call_script: files at the script's first call, then its
  * executor, as the reference's ScriptRunner does. */
 static int plan_call_script(void *userdata, const BodyCall *call, json_t **ret, BodyCallError *err)
@@ -104,7 +112,10 @@ static int plan_call_script(void *userdata, const BodyCall *call, json_t **ret, 
                 s->loaded = exec_options_valid(s->exec);
         }
         log_info(p->job->id, "calling script %s", s->name);
-        return exec_run(s->exec, s->path, call, &p->procs, &p->cwd, ret, err);
+        set_call(p->job, s->name);
+        rc = exec_run(s->exec, s->path, call, &p->procs, &p->cwd, ret, err);
+        set_call(p->job, NULL);
+        return rc;
 }
 
 static const char *plan_cwd(void *userdata)
@@ -208,13 +219,21 @@ static json_t *plan_run_body(PlanRun *p)
         return res;
 }
 
-/* A plan cut short by its time limit or by the agent stopping reports that,
- * whatever the Body made of the failed call. */
-static json_t *plan_cancelled_result(RunnerJob *job)
+/* A plan cut short by its time limit, by the agent stopping or by a
+ * cancel reports that, whatever the Body made of the failed call. A cancel
+ * keeps what the Body's error carried (the stopped script's output). */
+static json_t *plan_cancelled_result(RunnerJob *job, const json_t *body_result)
 {
+        const json_t *info =
+                json_object_get(json_object_get(body_result, "Body"), "AdditionalInfo");
         char msg[128];
 
         switch (atomic_load(&job->cancel)) {
+        case RUNNER_CANCEL_REQUEST:
+                if (json_integer_value(json_object_get(body_result, "ErrorCode")) == 0)
+                        info = NULL;
+                return error_result(job, RESULT_CODE_CANCELLED, job->cancel_message,
+                                    json_is_object(info) ? info : NULL);
         case RUNNER_CANCEL_TIMEOUT:
                 snprintf(msg, sizeof(msg), "Plan timed out after %u seconds", job->timeout);
                 return error_result(job, RESULT_CODE_TIMEOUT, msg, NULL);
@@ -253,8 +272,10 @@ static json_t *plan_run(PlanRun *p)
                 return error_result(job, 1, "out of memory", NULL);
         res = plan_run_body(p);
         if (atomic_load(&job->cancel) != RUNNER_CANCEL_NONE) {
+                json_t *cancelled = plan_cancelled_result(job, res);
+
                 json_decref(res);
-                res = plan_cancelled_result(job);
+                res = cancelled;
         }
         return res;
 }

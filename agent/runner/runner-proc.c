@@ -208,6 +208,9 @@ static void runner_on_child_done(Child *c, ChildResult *cr, void *userdata)
                 set_failure(res, PROC_FAIL_TIMEOUT,
                             "%s was killed: the plan timed out after %u seconds", job->req->what,
                             job->timeout);
+        else if (cr->cancelled && cancel == RUNNER_CANCEL_REQUEST)
+                set_failure(res, PROC_FAIL_STOPPED, "%s was killed: the plan was cancelled",
+                            job->req->what);
         else if (cr->cancelled)
                 set_failure(res, PROC_FAIL_STOPPED, "%s was killed: the agent is stopping",
                             job->req->what);
@@ -419,6 +422,10 @@ void runner_proc_start(RunnerJob *job)
         } else if (cancel == RUNNER_CANCEL_STOP) {
                 set_failure(job->res, PROC_FAIL_STOPPED,
                             "%s was not started: the agent is stopping", job->req->what);
+                runner_request_finish(job, 0);
+        } else if (cancel == RUNNER_CANCEL_REQUEST) {
+                set_failure(job->res, PROC_FAIL_STOPPED,
+                            "%s was not started: the plan was cancelled", job->req->what);
                 runner_request_finish(job, 0);
         } else if (runner_proc_spawn(job) < 0) {
                 log_error(job->id, "%s", job->res->failure);

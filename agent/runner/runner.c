@@ -16,6 +16,7 @@
 
 #include "files/files.h"
 #include "log/log.h"
+#include "result/result.h"
 #include "runner/runner-internal.h"
 #include "sandbox/sandbox.h"
 #include "util/hexid.h"
@@ -58,6 +59,7 @@ static void job_free(RunnerJob *job)
         json_decref(job->source_id);
         json_decref(job->reply_to);
         json_decref(job->result);
+        free(job->cancel_message);
         free(job->cache_dir);
         free(job->id);
         free(job->dir);
@@ -207,6 +209,50 @@ static void runner_cancel(Runner *r, int why)
          * stopping still reports the timeout. */
         atomic_compare_exchange_strong(&job->cancel, &none, why);
         runner_proc_cancel(job);
+}
+
+/* What the plan is doing, as a phrase after "during": the command that
+ * runs, the script the Body calls, or the Body itself. */
+static char *job_during(RunnerJob *job)
+{
+        Runner *r = job->runner;
+        char *text = NULL;
+        int rc;
+
+        uv_mutex_lock(&r->lock);
+        if (job->state != REQUEST_IDLE && job->req)
+                rc = asprintf(&text, "%s", job->req->what);
+        else if (job->call)
+                rc = asprintf(&text, "the call of script %s", job->call);
+        else
+                rc = asprintf(&text, "its Body, while no script was running");
+        uv_mutex_unlock(&r->lock);
+        return rc < 0 ? NULL : text;
+}
+
+int runner_cancel_plan(Runner *r, const char *plan_id, const char *by, char **ret_during)
+{
+        RunnerJob *job = r->job;
+        _cleanup_free_ char *during = NULL;
+        char *msg = NULL;
+
+        if (!job || !result_source_id_is(job->source_id, plan_id))
+                return -ESRCH;
+        /* The loop thread is the only one that sets the flag, so this look
+         * and the store below cannot be overtaken. */
+        if (atomic_load(&job->cancel) != RUNNER_CANCEL_NONE)
+                return RUNNER_CANCEL_ENDING;
+        during = job_during(job);
+        if (!during || asprintf(&msg, "The plan was cancelled by %s during %s", by, during) < 0)
+                return -ENOMEM;
+        free(job->cancel_message);
+        job->cancel_message = msg;
+        /* The message is in place before the plan thread can see the flag. */
+        atomic_store(&job->cancel, RUNNER_CANCEL_REQUEST);
+        runner_proc_cancel(job);
+        if (ret_during)
+                *ret_during = TAKE_PTR(during);
+        return 0;
 }
 
 static void runner_on_plan_timeout(uv_timer_t *t)

@@ -100,6 +100,23 @@ void runner_set_observer(Runner *r, const RunnerObserver *obs, void *userdata);
  * result. */
 void runner_stop(Runner *r, unsigned grace_seconds);
 
+/* Cancel the running plan whose ID is plan_id: its SourceID as text (the
+ * plan's ID, else the message's message_id; an integer ID in decimal). by
+ * says who asked, for the result ("a remote request"). The running script's
+ * tree is stopped as at a timeout (SIGTERM to its process group, SIGKILL
+ * kill_grace later, then its cgroup and its audit session), no script
+ * starts after it, the Body stops, and the plan's one result, through
+ * done, is ErrorCode 107 (RESULT_CODE_CANCELLED) with the message "The
+ * plan was cancelled by <by> during <call>", where call names what ran:
+ * the command (`script deploy`), the script the Body was calling, or the
+ * Body between calls; AdditionalInfo is what the Body's own error carried
+ * (the stopped script's output). *ret_during (may be NULL) gets that call
+ * text, owned. Returns 0; RUNNER_CANCEL_ENDING when that plan is ending
+ * already (its time ran out, the agent stops, or it was cancelled before):
+ * nothing changes; -ESRCH when no plan with that ID runs; -ENOMEM. */
+#define RUNNER_CANCEL_ENDING 1
+int runner_cancel_plan(Runner *r, const char *plan_id, const char *by, char **ret_during);
+
 /* Free an idle runner; its handles are closed on the loop, so run the loop
  * once more afterwards. Accepts NULL. */
 void runner_free(Runner *r);

@@ -8,12 +8,15 @@
 #include <string.h>
 
 #include "build-config.h"
+#include "plan/plan-cancel.h"
 #include "util/macro.h"
 
 void send_cli_usage(FILE *f)
 {
         fputs("Usage: muranoagent-send [OPTIONS] --queue QUEUE (--results-queue Q | --no-wait) "
               "PLAN\n"
+              "       muranoagent-send [OPTIONS] --queue QUEUE [--results-queue Q] --cancel "
+              "PLAN_ID\n"
               "       muranoagent-send [OPTIONS] --consume QUEUE [--save DIR]\n"
               "\n"
               "Builds an execution plan from PLAN (YAML or JSON) as the Murano engine does,\n"
@@ -44,6 +47,11 @@ void send_cli_usage(FILE *f)
               "                          with routing key KEY (its [agent] progress_routing_key),\n"
               "                          on stderr\n"
               "  --exchange EXCHANGE     with --follow: the agent's result_exchange (\"\")\n"
+              "\n"
+              "Cancel:\n"
+              "  --cancel PLAN_ID        publish a cancel message for that plan instead of a\n"
+              "                          plan (signed with --sign-key); prints its message id,\n"
+              "                          or with --results-queue waits for the plan's result\n"
               "\n"
               "Debugging:\n"
               "  --consume QUEUE         take one message off an existing QUEUE, ack it, print\n"
@@ -91,6 +99,7 @@ enum {
         OPT_DRY_RUN,
         OPT_CONSUME,
         OPT_SAVE,
+        OPT_CANCEL,
         OPT_FOLLOW,
         OPT_EXCHANGE,
         OPT_VERSION,
@@ -116,6 +125,7 @@ static const struct option options[] = {
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
         {"consume", required_argument, NULL, OPT_CONSUME},
         {"save", required_argument, NULL, OPT_SAVE},
+        {"cancel", required_argument, NULL, OPT_CANCEL},
         {"follow", required_argument, NULL, OPT_FOLLOW},
         {"exchange", required_argument, NULL, OPT_EXCHANGE},
         {"help", no_argument, NULL, 'h'},
@@ -140,12 +150,25 @@ static int check(const SendArgs *a)
             !a->broker.ssl)
                 return bad("--ca, --insecure and --verify-hostname need --ssl", NULL);
         if (a->consume) {
-                if (a->plan_file || a->queue)
-                        return bad("--consume takes no plan and no --queue", NULL);
+                if (a->plan_file || a->queue || a->cancel)
+                        return bad("--consume takes no plan, no --queue and no --cancel", NULL);
                 return 0;
         }
         if (a->save_dir)
                 return bad("--save is for --consume", NULL);
+        if (a->cancel) {
+                if (a->plan_file || a->raw || a->resources || a->follow || a->exchange)
+                        return bad("--cancel takes no plan, --raw, --resources, --follow or "
+                                   "--exchange",
+                                   NULL);
+                if (!*a->cancel || strlen(a->cancel) > PLAN_CANCEL_ID_MAX)
+                        return bad("--cancel needs a plan ID of 1 to 255 bytes", a->cancel);
+                if (!a->queue && !a->dry_run)
+                        return bad("--queue is required", NULL);
+                if (a->results_queue && a->no_wait)
+                        return bad("give at most one of --results-queue and --no-wait", NULL);
+                return 0;
+        }
         if (!a->plan_file)
                 return bad("no plan file given", NULL);
         if (a->dry_run)
@@ -231,6 +254,9 @@ int send_cli_parse(int argc, char **argv, SendArgs *a)
                         break;
                 case OPT_SAVE:
                         a->save_dir = optarg;
+                        break;
+                case OPT_CANCEL:
+                        a->cancel = optarg;
                         break;
                 case OPT_FOLLOW:
                         if (!*optarg)

@@ -8,7 +8,7 @@
 #include "send/send-broker.h"
 
 enum {
-        SEND_EXIT_OK = 0,      /* sent (--no-wait), or the result's ErrorCode is 0 */
+        SEND_EXIT_OK = 0,      /* sent (--no-wait, --cancel), or the result's ErrorCode is 0 */
         SEND_EXIT_FAILED = 1,  /* the agent answered with an error result */
         SEND_EXIT_USAGE = 2,   /* bad command line, configuration, plan or key */
         SEND_EXIT_TIMEOUT = 3, /* no answer within --timeout */
@@ -29,6 +29,7 @@ typedef struct SendArgs {
         bool dry_run;
         const char *resources;
         const char *plan_file;
+        const char *cancel;  /* --cancel: the plan ID to cancel, instead of a plan */
         const char *consume; /* debug mode: take one message off this queue */
         const char *save_dir;
         const char *follow;   /* print progress events sent with this routing key */

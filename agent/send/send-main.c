@@ -1,6 +1,7 @@
 /* muranoagent-send: the engine's side of one plan, for operators and tests.
- * Wiring only: read the plan, build it (send-plan), sign it (send-sign),
- * publish it and wait for its result (send-broker, send-result). */
+ * Wiring only: read the plan, build it (send-plan), or a cancel message
+ * (plan-cancel), sign it (send-sign), publish it and wait for its result
+ * (send-broker, send-result). */
 #include <errno.h>
 #include <libgen.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "plan/plan-cancel.h"
 #include "plan/plan.h"
 #include "progress/progress.h"
 #include "send/send-broker.h"
@@ -17,6 +19,7 @@
 #include "send/send-result.h"
 #include "send/send-sign.h"
 #include "util/fileio.h"
+#include "util/hexid.h"
 #include "util/macro.h"
 #include "util/pyjson.h"
 
@@ -115,6 +118,25 @@ static int prepare(const SendArgs *a, char **ret_body, char **ret_message_id, js
         *ret_body = TAKE_PTR(body);
         *ret_message_id = TAKE_PTR(message_id);
         *ret_key = TAKE_PTR(key);
+        return SEND_EXIT_OK;
+}
+
+/* The cancel message for --cancel (plan-cancel.h), under a fresh message
+ * id; the result waited for is the cancelled plan's. */
+static int prepare_cancel(const SendArgs *a, char **ret_body, char **ret_message_id,
+                          json_t **ret_key)
+{
+        _cleanup_free_ char *message_id = malloc(33);
+        json_t *key = json_string(a->cancel);
+        int r;
+
+        if (!message_id || !key || hexid_new(message_id) < 0 ||
+            (r = plan_cancel_build(a->cancel, message_id, ret_body)) < 0) {
+                json_decref(key);
+                return say(SEND_EXIT_USAGE, "cannot build the cancel message: out of memory");
+        }
+        *ret_message_id = TAKE_PTR(message_id);
+        *ret_key = key;
         return SEND_EXIT_OK;
 }
 
@@ -245,7 +267,8 @@ static int run_send(const SendArgs *a)
         size_t sig_len = 0;
         int r;
 
-        r = prepare(a, &body, &message_id, &key);
+        r = a->cancel ? prepare_cancel(a, &body, &message_id, &key)
+                      : prepare(a, &body, &message_id, &key);
         if (r != SEND_EXIT_OK)
                 return r;
         if (a->dry_run)
@@ -258,19 +281,20 @@ static int run_send(const SendArgs *a)
                         return say(SEND_EXIT_USAGE, "cannot sign: %s", strerror(-r));
         }
 
-        r = open_session(a, a->no_wait ? NULL : a->results_queue, &b, &error);
+        r = open_session(a, a->results_queue, &b, &error);
         if (r >= 0)
                 r = send_broker_declare(b, a->queue, &error);
         if (r >= 0)
                 r = send_broker_publish(b, a->queue, body, strlen(body), message_id, sig, sig_len,
                                         &error);
-        if (r >= 0 && !a->no_wait)
+        if (r >= 0 && a->results_queue)
                 r = send_broker_consume(b, a->results_queue, &error);
         if (r >= 0 && a->follow)
                 r = send_broker_follow_consume(b, &error);
         if (r < 0)
-                return say(SEND_EXIT_BROKER, "plan %s: %s", message_id, why(error, r));
-        if (a->no_wait) {
+                return say(SEND_EXIT_BROKER, "%s %s: %s", a->cancel ? "cancel message" : "plan",
+                           message_id, why(error, r));
+        if (!a->results_queue) {
                 printf("%s\n", message_id);
                 return fflush(stdout) == 0 ? SEND_EXIT_OK : SEND_EXIT_USAGE;
         }
