@@ -323,6 +323,19 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
         else if (rep->stamp_damaged)
                 log_warning(NULL, "journal: the stamp file held no number; last stamp %lld",
                             (long long)rep->last_stamp);
+        if (rep->seal_unsupported)
+                log_warning(NULL,
+                            "journal: %s/plans has no extended attributes; its entries "
+                            "are not sealed, and a planted entry cannot be told apart",
+                            cfg->storage);
+        else if (rep->seal_created)
+                log_info(NULL,
+                         "journal: made the key %s/journal.key; %u file(s) of an earlier "
+                         "version accepted and sealed",
+                         cfg->storage, rep->n_sealed);
+        if (rep->n_forged_records)
+                log_error(NULL, "journal: %u done record(s) without the agent's seal ignored",
+                          rep->n_forged_records);
         if (rep->stamp_ahead)
                 log_warning(NULL,
                             "journal: the last stamp %lld is more than a day ahead of this "

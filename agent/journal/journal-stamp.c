@@ -142,7 +142,7 @@ static int stamp_save(Journal *j, int64_t v, bool durable)
                 /* No undo: if only the directory fsync failed, the new stamp
                  * is whole and the safer value to find after a restart. */
                 r = journal_write_atomic(j, j->plans_fd, JOURNAL_STAMP_TMP, JOURNAL_STAMP_FILE,
-                                         text, (size_t)n, false);
+                                         text, (size_t)n, false, NULL);
         if (r == 0) {
                 j->stamp_len = n;
                 j->stamp_name_durable = durable;

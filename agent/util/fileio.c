@@ -16,7 +16,7 @@
  * read with one allocation and its end seen without another; the buffer
  * then doubles, never past max + 1 bytes of data, which is how a file
  * over max is caught without reading all of it. */
-static int read_fd(int fd, size_t max, size_t hint, char **ret, size_t *ret_len)
+int file_read_fd(int fd, size_t max, size_t hint, char **ret, size_t *ret_len)
 {
         _cleanup_free_ char *buf = NULL;
         size_t len = 0, cap = 0;
@@ -64,7 +64,7 @@ int file_read_all(const char *path, size_t max, char **ret, size_t *ret_len)
                 return -errno;
         /* Configuration and plan files are small, and files under /proc
          * and /sys say they have no size at all: start with a page. */
-        return read_fd(fd, max, 4094, ret, ret_len);
+        return file_read_fd(fd, max, 4094, ret, ret_len);
 }
 
 int file_read_regular_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)
@@ -82,5 +82,5 @@ int file_read_regular_at(int dirfd, const char *path, size_t max, char **ret, si
                 return -EFBIG;
         /* The size is a hint: the file is still read to its end, so one
          * that grows is read whole (up to max) or refused. */
-        return read_fd(fd, max, (size_t)st.st_size, ret, ret_len);
+        return file_read_fd(fd, max, (size_t)st.st_size, ret, ret_len);
 }

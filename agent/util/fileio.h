@@ -12,3 +12,7 @@ int file_read_all(const char *path, size_t max, char **ret, size_t *ret_len);
  * anything else is -EINVAL, and a file whose size is over max is refused
  * before it is read. The buffer is sized from the file's size up front. */
 int file_read_regular_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
+
+/* Read fd from where it is to its end, as file_read_regular_at() does
+ * (hint: the size expected, e.g. from fstat()). */
+int file_read_fd(int fd, size_t max, size_t hint, char **ret, size_t *ret_len);
