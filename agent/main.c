@@ -200,13 +200,9 @@ static Config *load_config(const Args *a)
 static void open_log(const Config *cfg)
 {
         char path[4096];
-        const char *target = cfg->log_file;
+        const char *target = config_log_path(cfg, path, sizeof(path));
         int r;
 
-        if (!target && cfg->log_dir) {
-                snprintf(path, sizeof(path), "%s/muranoagent.log", cfg->log_dir);
-                target = path;
-        }
         r = log_open(target, cfg->debug);
         if (r < 0)
                 fprintf(stderr, "muranoagent: cannot open the log file %s: %s; logging to stderr\n",
