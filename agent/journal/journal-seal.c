@@ -84,26 +84,29 @@ int journal_seal_set(int fd, const unsigned char mac[JOURNAL_SEAL_LEN])
         return fsetxattr(fd, JOURNAL_SEAL_XATTR, mac, JOURNAL_SEAL_LEN, 0) < 0 ? -errno : 0;
 }
 
-/* The inner and outer states of HMAC-SHA256 for key (RFC 2104). */
-static void seal_keys(Journal *j, const unsigned char key[JOURNAL_SEAL_LEN])
+/* The SHA-256 state after the block key XOR pad (RFC 2104's ipad 0x36 or
+ * opad 0x5c), into out. */
+static void seal_pad_state(unsigned char out[JOURNAL_SHA_STATE],
+                           const unsigned char key[JOURNAL_SEAL_LEN], unsigned char pad_byte)
 {
         unsigned char pad[SHA256_CBLOCK];
         SHA256_CTX c;
 
-        memset(pad, 0x36, sizeof(pad));
+        memset(pad, pad_byte, sizeof(pad));
         for (size_t i = 0; i < JOURNAL_SEAL_LEN; i++)
                 pad[i] ^= key[i];
         SHA256_Init(&c);
         SHA256_Update(&c, pad, sizeof(pad));
-        memcpy(j->seal_inner, &c, sizeof(c));
-        memset(pad, 0x5c, sizeof(pad));
-        for (size_t i = 0; i < JOURNAL_SEAL_LEN; i++)
-                pad[i] ^= key[i];
-        SHA256_Init(&c);
-        SHA256_Update(&c, pad, sizeof(pad));
-        memcpy(j->seal_outer, &c, sizeof(c));
+        memcpy(out, &c, sizeof(c));
         OPENSSL_cleanse(pad, sizeof(pad));
         OPENSSL_cleanse(&c, sizeof(c));
+}
+
+/* The inner and outer states of HMAC-SHA256 for key. */
+static void seal_keys(Journal *j, const unsigned char key[JOURNAL_SEAL_LEN])
+{
+        seal_pad_state(j->seal_inner, key, 0x36);
+        seal_pad_state(j->seal_outer, key, 0x5c);
 }
 
 /* A new key, written as storage_fd/journal.key durably (file, rename,
@@ -188,7 +191,6 @@ int journal_seal_read_at(Journal *j, int dirfd, const char *path, const char *ki
         _cleanup_free_ char *text = NULL;
         _cleanup_close_ int fd = -1;
         unsigned char want[JOURNAL_SEAL_LEN], got[JOURNAL_SEAL_LEN];
-        struct stat st;
         ssize_t n;
         size_t len;
         int r;
@@ -196,13 +198,7 @@ int journal_seal_read_at(Journal *j, int dirfd, const char *path, const char *ki
         fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
         if (fd < 0)
                 return errno == ELOOP ? -EINVAL : -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
-        if ((uint64_t)st.st_size > max)
-                return -EFBIG;
-        r = file_read_fd(fd, max, (size_t)st.st_size, &text, &len);
+        r = file_read_regular_fd(fd, max, &text, &len);
         if (r < 0)
                 return r;
         if (j->sealed) {

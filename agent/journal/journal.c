@@ -452,24 +452,26 @@ static int entry_remove(Journal *j, const char *ts, const JournalIndexEntry *e)
  * make its plan be skipped); else 0, and the rest goes as usual. */
 static int remove_forged(Journal *j, const char *ts, JournalIndexEntry *e)
 {
+        const struct {
+                bool *forged, *has;
+                const char *name;
+        } files[] = {
+                {&e->forged_plan, &e->plan, JOURNAL_PLAN_FILE},
+                {&e->forged_result, &e->result, JOURNAL_RESULT_FILE},
+        };
         int r;
 
-        if (e->forged_plan) {
-                r = journal_quarantine(j, ts, JOURNAL_PLAN_FILE);
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                if (!*files[i].forged)
+                        continue;
+                r = journal_quarantine(j, ts, files[i].name);
                 if (r < 0)
                         return r;
                 pthread_mutex_lock(&j->lock);
-                e->plan = e->forged_plan = false;
-                pthread_mutex_unlock(&j->lock);
-        }
-        if (e->forged_result) {
-                r = journal_quarantine(j, ts, JOURNAL_RESULT_FILE);
-                if (r < 0)
-                        return r;
-                pthread_mutex_lock(&j->lock);
-                e->result = e->forged_result = false;
+                *files[i].forged = *files[i].has = false;
                 e->id_known = false;
-                journal_index_keep(j, e, NULL);
+                if (files[i].has == &e->result)
+                        journal_index_keep(j, e, NULL);
                 pthread_mutex_unlock(&j->lock);
         }
         return e->plan ? 1 : 0;

@@ -16,7 +16,7 @@
  * read with one allocation and its end seen without another; the buffer
  * then doubles, never past max + 1 bytes of data, which is how a file
  * over max is caught without reading all of it. */
-int file_read_fd(int fd, size_t max, size_t hint, char **ret, size_t *ret_len)
+static int read_fd(int fd, size_t max, size_t hint, char **ret, size_t *ret_len)
 {
         _cleanup_free_ char *buf = NULL;
         size_t len = 0, cap = 0;
@@ -64,16 +64,22 @@ int file_read_all(const char *path, size_t max, char **ret, size_t *ret_len)
                 return -errno;
         /* Configuration and plan files are small, and files under /proc
          * and /sys say they have no size at all: start with a page. */
-        return file_read_fd(fd, max, 4094, ret, ret_len);
+        return read_fd(fd, max, 4094, ret, ret_len);
 }
 
 int file_read_regular_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)
 {
         _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        struct stat st;
 
         if (fd < 0)
                 return -errno;
+        return file_read_regular_fd(fd, max, ret, ret_len);
+}
+
+int file_read_regular_fd(int fd, size_t max, char **ret, size_t *ret_len)
+{
+        struct stat st;
+
         if (fstat(fd, &st) < 0)
                 return -errno;
         if (!S_ISREG(st.st_mode))
@@ -82,5 +88,5 @@ int file_read_regular_at(int dirfd, const char *path, size_t max, char **ret, si
                 return -EFBIG;
         /* The size is a hint: the file is still read to its end, so one
          * that grows is read whole (up to max) or refused. */
-        return file_read_fd(fd, max, (size_t)st.st_size, ret, ret_len);
+        return read_fd(fd, max, (size_t)st.st_size, ret, ret_len);
 }

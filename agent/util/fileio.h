@@ -13,6 +13,6 @@ int file_read_all(const char *path, size_t max, char **ret, size_t *ret_len);
  * before it is read. The buffer is sized from the file's size up front. */
 int file_read_regular_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
 
-/* Read fd from where it is to its end, as file_read_regular_at() does
- * (hint: the size expected, e.g. from fstat()). */
-int file_read_fd(int fd, size_t max, size_t hint, char **ret, size_t *ret_len);
+/* The same for a descriptor the caller opened (with O_NOFOLLOW, say, or
+ * to read its attributes too), read from where it is. */
+int file_read_regular_fd(int fd, size_t max, char **ret, size_t *ret_len);
