@@ -88,7 +88,9 @@ START_TEST(test_moved_or_altered_plan)
         from = pathf("plans/%s/plan.json", a);
         to = pathf("plans/%s/plan.json", b);
         ck_assert_int_eq(rename(from, to), 0);
-        ck_assert_int_eq(rmdir(pathf("plans/%s", a)), 0);
+        free(to);
+        to = pathf("plans/%s", a);
+        ck_assert_int_eq(rmdir(to), 0);
         j = open_with(NULL);
         ck_assert_int_eq(journal_load_plan(j, b, &p, NULL), JOURNAL_FORGED);
         j = journal_free(j);
