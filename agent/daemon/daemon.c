@@ -333,6 +333,11 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
                          "journal: made the key %s/journal.key; %u file(s) of an earlier "
                          "version accepted and sealed",
                          cfg->storage, rep->n_sealed);
+        if (rep->stamp_forged)
+                log_warning(NULL,
+                            "journal: the stamp file does not carry the agent's seal; "
+                            "ignored (last stamp %lld)",
+                            (long long)rep->last_stamp);
         if (rep->n_forged_records)
                 log_error(NULL, "journal: %u done record(s) without the agent's seal ignored",
                           rep->n_forged_records);

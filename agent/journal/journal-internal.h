@@ -220,9 +220,10 @@ int journal_write_fd(Journal *j, int fd, const void *data, size_t len);
 /* The same without any fsync: dirfd/tmp is written and renamed over name,
  * so that every reader (the reference after a downgrade too) sees the old
  * text or the new one, but a power loss may leave either, or a damaged
- * file. On failure tmp is removed. Returns 0 or -errno. */
+ * file. seal as journal_write_atomic(). On failure tmp is removed. Returns
+ * 0 or -errno. */
 int journal_write_replace(Journal *j, int dirfd, const char *tmp, const char *name,
-                          const void *data, size_t len);
+                          const void *data, size_t len, const char *seal);
 
 /* Whether dirfd/path exists (following symlinks, as Python's
  * os.path.exists does). */
@@ -321,8 +322,8 @@ int journal_stamp_settle(Journal *j, const JournalIndexEntry *e);
  * is not the agent's 32-byte file). */
 int journal_seal_open(Journal *j, int storage_fd);
 
-/* A seal of kind ("plan.json", "result.json", "done") for name, over the
- * bytes given to journal_seal_update(). */
+/* A seal of kind ("plan.json", "result.json", "done", "stamp") for name,
+ * over the bytes given to journal_seal_update(). */
 void journal_seal_begin(const Journal *j, JournalSealer *s, const char *kind, const char *name);
 void journal_seal_update(JournalSealer *s, const void *data, size_t len);
 void journal_seal_end(JournalSealer *s, unsigned char mac[JOURNAL_SEAL_LEN]);

@@ -166,10 +166,10 @@ static int write_tmp(Journal *j, int dirfd, const char *tmp, JournalFill fill, v
 }
 
 int journal_write_replace(Journal *j, int dirfd, const char *tmp, const char *name,
-                          const void *data, size_t len)
+                          const void *data, size_t len, const char *seal)
 {
         Bytes b = {data, len};
-        int r = write_tmp(j, dirfd, tmp, fill_bytes, &b, false, name, NULL);
+        int r = write_tmp(j, dirfd, tmp, fill_bytes, &b, false, name, seal);
 
         if (r < 0)
                 return r;

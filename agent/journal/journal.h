@@ -182,6 +182,9 @@ typedef struct JournalOpenReport {
          * version before seals) were accepted and sealed; n_forged_records
          * done records were refused for their seal. */
         bool seal_unsupported;
+        /* The stamp file does not carry its seal: it was ignored, and the
+         * last stamp taken from the plans marked running (0 without). */
+        bool stamp_forged;
         bool seal_created;
         unsigned n_sealed;
         unsigned n_forged_records;
