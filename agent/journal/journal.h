@@ -18,9 +18,9 @@
  *     quarantine/<ts>.<file>          ours: files refused for their seal
  *   <storage>/journal.key             ours: the key of the seals, 0600
  *
- * Seals: every plan.json and result.json the journal writes carries an
- * HMAC under journal.key in its extended attribute user.muranoagent.seal,
- * and every done record one in its header; a file read back without its
+ * Seals: every plan.json and result.json the journal writes, and the
+ * stamp file, carries an HMAC under journal.key in its extended attribute
+ * user.muranoagent.seal, and every done record one in its header; a file read back without its
  * seal is refused (JOURNAL_FORGED), so that a process that cannot read the
  * key cannot make the agent run a plan, or skip one, through the journal
  * (docs/journal.md, "Seals").
