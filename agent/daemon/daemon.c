@@ -247,6 +247,13 @@ static int open_journal(Daemon *d, const JournalOptions *jo)
                           DAEMON_LOCK_WAIT_MS / 1000);
                 return 1;
         }
+        if (rc == -EBADMSG) {
+                log_error(NULL,
+                          "cannot open the journal in %s/plans: %s/journal.key is not the "
+                          "agent's key (a regular file of 32 bytes, the agent's own)",
+                          storage, storage);
+                return 1;
+        }
         if (rc < 0) {
                 log_error(NULL, "cannot open the journal in %s/plans: %s", storage, strerror(-rc));
                 return 1;
