@@ -213,13 +213,9 @@ static Config *load_config(const Args *a)
 static void open_log(const Config *cfg, bool daemon)
 {
         char path[4096];
-        const char *target = daemon ? cfg->log_file : NULL;
+        const char *target = daemon ? config_log_path(cfg, path, sizeof(path)) : NULL;
         int r;
 
-        if (daemon && !target && cfg->log_dir) {
-                snprintf(path, sizeof(path), "%s/muranoagent.log", cfg->log_dir);
-                target = path;
-        }
         r = log_open_with(&(LogOptions){
                 .path = target,
                 .debug = cfg->debug,

@@ -153,6 +153,16 @@ check "lock held for longer: a clear error naming the holder" grep -qF \
     "cannot open the journal in $lk/storage/plans: process $holder still holds its lock after 10 s; another agent is using this storage" \
     "$lk/err"
 check "lock held for longer: never started" test "$(grep -c "muranoagent started" "$lk/err")" -eq 0
+# The journal's key (made by the starts above) replaced by something that
+# is not one: the start fails and says so, and the file is left as it is.
+head -c 16 /dev/zero >"$lk/storage/journal.key"
+timeout 20 "$agent" --config-file "$lk/agent.conf" >"$lk/out" 2>"$lk/err"; st=$?
+check "a key file that is not the journal's key: exit 1" test "$st" -eq 1
+check "a key file that is not the journal's key: the error names it" grep -qF \
+    "cannot open the journal in $lk/storage/plans: $lk/storage/journal.key is not the agent's key" \
+    "$lk/err"
+check "a key file that is not the journal's key: left as it was" \
+    test "$(wc -c <"$lk/storage/journal.key")" -eq 16
 
 # HTTP(S) downloads go through muranoagent-fetch, found beside the agent in
 # the build tree (MURANOAGENT_FETCH unset), inside the default sandbox. The

@@ -782,6 +782,37 @@ END_TEST
 
 /* The annotated sample, with every option line uncommented, gives exactly
  * the defaults, and it and the docs name every option. */
+/* Where the daemon logs (what hide_agent hides): log_file, else
+ * log_dir/muranoagent.log, else nowhere. */
+START_TEST(test_log_path)
+{
+        static const struct {
+                const char *text, *want;
+        } cases[] = {
+                {"", NULL},
+                {"log_dir = /var/log/murano\n", "/var/log/murano/muranoagent.log"},
+                {"log_file = /tmp/a.log\nlog_dir = /var/log/murano\n", "/tmp/a.log"},
+                {"log_file =\n", NULL},
+        };
+        char buf[256];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char text[128];
+                Config *c;
+                const char *got;
+
+                snprintf(text, sizeof(text), "[DEFAULT]\n%s", cases[i].text);
+                c = load_ok(text);
+                got = config_log_path(c, buf, sizeof(buf));
+                if (cases[i].want)
+                        ck_assert_str_eq(got, cases[i].want);
+                else
+                        ck_assert_ptr_null(got);
+                config_free(c);
+        }
+}
+END_TEST
+
 /* A profile presets the options no source sets; an option set anywhere,
  * before or after the file naming the profile, wins over the preset. */
 START_TEST(test_profiles)
@@ -923,6 +954,7 @@ static Suite *config_suite(void)
 
         tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
         tcase_add_test(tc, test_defaults);
+        tcase_add_test(tc, test_log_path);
         tcase_add_test(tc, test_template);
         tcase_add_loop_test(tc, test_dialect, 0, (int)ELEMENTSOF(dialect_cases));
         tcase_add_test(tc, test_long_line);

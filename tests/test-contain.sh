@@ -64,7 +64,7 @@ plan() { # plan NAME: tests/data/run/NAME.yaml with the test's values, into $wor
     rootdev=$(findmnt -no SOURCE / 2>/dev/null)
     [ -b "$rootdev" ] && [ "$(head -c 4096 "$rootdev" 2>/dev/null | wc -c)" = 4096 ] || rootdev=
     sed -e "s|@DIR@|$work/d|g" -e "s|@CONF@|$work/agent.conf|g" \
-        -e "s|@STORAGE@|$work/storage|g" -e "s|@SECRET@|$secret|g" \
+        -e "s|@STORAGE@|$work/storage|g" -e "s|@SECRET@|$secret|g" -e "s|@LOG@|$work/agent.log|g" \
         -e "s|@ROOTDEV@|$rootdev|g" -e "s|^ID: e2e-|ID: e2e-$$-|" \
         "$data/$1.yaml" >"$work/$1.yaml"
     echo "$work/$1.yaml"
@@ -90,8 +90,12 @@ attack_run() { # attack_run PROFILE
     chmod 755 "$work/d"
     printf '{"ID": "planted", "secret": "%s"}\n' "$secret" >"$work/storage/plans/planted.json"
     echo "$secret" >"$work/storage/files/e2e-other/secret"
-    printf '[rabbitmq]\npassword = %s\n[sandbox]\nprofile = %s\n' "$secret" "$1" >"$work/agent.conf"
-    chmod 600 "$work/agent.conf"
+    # Not a key the journal would take (32 bytes): `run` does not open it.
+    echo "$secret" >"$work/storage/journal.key"
+    echo "plan e2e-other: $secret" >"$work/agent.log"
+    printf '[DEFAULT]\nlog_file = %s\n[rabbitmq]\npassword = %s\n[sandbox]\nprofile = %s\n' \
+        "$work/agent.log" "$secret" "$1" >"$work/agent.conf"
+    chmod 600 "$work/agent.conf" "$work/agent.log" "$work/storage/journal.key"
     # shellcheck disable=SC2016 # expanded by the inner shell
     in_namespace '
         mount -t tmpfs none /tmp && touch /tmp/still-mounted &&
@@ -116,7 +120,8 @@ time.sleep(120)" /run/dbus/system_bus_socket /run/systemd/private "$0/d/port" &
 }
 
 attacks=("mount a tmpfs" "remount a read-only mount read-write" "nsenter -t 1 -m"
-    "read the agent's config" "read the journal" "read another plan's files"
+    "read the agent's config" "read the journal" "read the journal's key" "read the agent's log"
+    "read another plan's files"
     "find and signal the agent" "read the root disk raw" "write a kernel sysctl"
     "write a cgroup.procs" "hold CAP_SYS_ADMIN" "be root (setuid 0)"
     "regain CAP_SYS_ADMIN through a file capability" "connect to /run/dbus/system_bus_socket"
@@ -129,6 +134,49 @@ body = json.load(open(sys.argv[1])).get("Body") or ""
 for line in body.split("\n"):
     if line.startswith(sys.argv[2] + ": "):
         print(line[len(sys.argv[2]) + 2:])' "$work/out.attacks" "$1" 2>/dev/null
+}
+
+# The table of docs/sandbox.md ("What each profile does to each attack")
+# says what to expect: expect ROW PROFILE prints the outcome its cell
+# starts with (through, stopped, root, works, none), or "missing". Each row
+# asked is noted, so that the end can tell a row no check asked for.
+table=$data/../../../docs/sandbox.md
+expect() {
+    printf '%s\n' "$1" >>"$work/rows-checked"
+    python3 - "$table" "$1" "$2" <<'PY'
+import sys
+doc, row, profile = sys.argv[1:]
+text = open(doc).read().split("### What each profile does to each attack", 1)[-1]
+lines = [l for l in text.split("\n## ", 1)[0].split("\n") if l.startswith("| ")]
+head = [c.strip().strip("`") for c in lines[0].strip("|").split("|")]
+for l in lines[1:]:
+    cells = [c.strip() for c in l.strip("|").split("|")]
+    if cells[0] == row:
+        cell = cells[head.index(profile)]
+        for prefix, name in (("gets through", "through"), ("stopped", "stopped"),
+                             ("root already", "root"), ("works", "works"),
+                             ("not attempted", "none")):
+            if cell.startswith(prefix):
+                print(name)
+                sys.exit()
+        print("unknown: " + cell)
+        sys.exit()
+print("missing")
+PY
+}
+# agree ROW PROFILE OBSERVED: the outcome seen is the table's.
+agree() {
+    local want
+    want=$(expect "$1" "$2")
+    same "$2: $1: $want (docs/sandbox.md)" "$want" "$3"
+}
+# As agree, for an attack script's SUCCEEDED or blocked.
+agree_line() {
+    case $3 in
+    SUCCEEDED) agree "$1" "$2" through ;;
+    blocked) agree "$1" "$2" stopped ;;
+    *) agree "$1" "$2" "$3" ;;
+    esac
 }
 
 for profile in contained user compatible; do
@@ -149,13 +197,10 @@ for profile in contained user compatible; do
     for a in "${attacks[@]}"; do
         got=$(outcome "$a")
         if [ "$got" = n/a ]; then
+            expect "$a" "$profile" >/dev/null
             skip "$profile: $a" "nothing to attack on this host"
-        elif [ "$profile" = compatible ] || { [ "$profile" = contained ] &&
-            case $a in "be root"* | "reach the host's network"*) true ;; *) false ;; esac }; then
-            # What the profile lets through, as docs/sandbox.md says.
-            same "$profile: $a gets through (as documented)" SUCCEEDED "$got"
         else
-            same "$profile: $a is stopped" blocked "$got"
+            agree_line "$a" "$profile" "$got"
         fi
     done
     same "$profile: the next plan still runs (ErrorCode 0)" 0 "$(res ErrorCode)"
@@ -166,6 +211,128 @@ for profile in contained user compatible; do
         check "$profile: the log names the profile" grep -q "sandbox: profile=$profile " \
             "$work/err"
     fi
+done
+
+# --- Exhausting, tricking and regaining, per profile. ---
+# In the test's namespace the storage is a 48 MiB tmpfs: the disk that
+# the plan's directory is on, which a script fills. The battery's plans,
+# then hello.json: the next plan must still run.
+priv=$work/priv
+mkdir -p "$priv" && chmod 755 "$priv"
+cp "$(command -v setpriv)" "$priv/suid-setpriv" && chmod 4755 "$priv/suid-setpriv"
+cp "$(command -v setpriv)" "$priv/cap-setpriv"
+if ! setcap cap_setuid,cap_setgid+ep "$priv/cap-setpriv" 2>/dev/null; then
+    rm -f "$priv/cap-setpriv"
+fi
+battery_run() { # battery_run PROFILE
+    rm -rf "$work/d" "$work/storage" "$work/err"
+    mkdir -p "$work/d/victim" "$work/storage"
+    chmod 755 "$work/d"
+    printf '[sandbox]\nprofile = %s\n' "$1" >"$work/agent.conf"
+    chmod 600 "$work/agent.conf"
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    in_namespace '
+        mount -t tmpfs -o size=48m,mode=755 none "$S" || exit
+        dir=$0
+        for p in "$@"; do
+            name=$(basename "$p" .yaml)
+            name=${name%.json}
+            timeout 120 "$A" --config-file "$C" run "$p" --storage "$S" >"$dir/out.$name" \
+                2>>"$dir/err"
+            echo "$(ls -A "$S/files" 2>/dev/null | wc -l)" >"$dir/left.$name"
+        done' "$work" "$(plan exhaust)" "$(plan symlinks)" "$(plan names)" "$escape" \
+        "$(plan regain)" "$hello"
+}
+escape=$(plan escape) && sed -i 's|@NAME@|../x|' "$escape"
+val() { # val NAME EXPR: a Python expression of the result document d of plan NAME
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(eval(sys.argv[2]))' "$work/out.$1" "$2" 2>/dev/null
+}
+line() { # line NAME N PREFIX: the outcome of PREFIX in the Body (item N) of plan NAME
+    python3 -c 'import json, sys
+b = json.load(open(sys.argv[1]))["Body"]
+b = b[int(sys.argv[2])] if sys.argv[2] != "-" else b
+for l in b.split("\n"):
+    if l.startswith(sys.argv[3] + ": "):
+        print(l[len(sys.argv[3]) + 2:])' "$work/out.$1" "$2" "$3" 2>/dev/null
+}
+nosuid=$(findmnt -no OPTIONS --target "$priv" | tr ',' '\n' | grep -x nosuid)
+# CAP_SYS_RESOURCE (24) in the test's own bounding set: what root scripts
+# may keep (some containers hold it back).
+sys_resource=$((0x$(sed -n 's/^CapBnd:[[:space:]]*//p' /proc/self/status) >> 24 & 1))
+
+for profile in compatible contained user; do
+    if [ "$profile" = user ] && ! setpriv --reuid=nobody --regid=nogroup --clear-groups \
+        test -x "$work" 2>/dev/null; then
+        skip "battery, profile user" "nobody cannot reach $work"
+        continue
+    fi
+    start=$SECONDS
+    battery_run "$profile"
+    [ "$(val exhaust 'd["ErrorCode"]')" = 0 ] ||
+        { head -c 600 "$work/out.exhaust" | note; tail -n 8 "$work/err" | note; }
+    # Descriptors: RLIMIT_NOFILE (1024) holds; root keeps CAP_SYS_RESOURCE.
+    got=$(val exhaust '"|".join(d["Body"][0].split("\n")[:2])')
+    [ "$got" = "open until EMFILE|limit: 1024 1024, open: 1024" ] && got=stopped
+    agree "open descriptors until EMFILE" "$profile" "$got"
+    got=$(line exhaust 0 "raise RLIMIT_NOFILE")
+    if [ "$profile" != user ] && [ "$sys_resource" = 0 ]; then
+        expect "raise RLIMIT_NOFILE" "$profile" >/dev/null
+        skip "$profile: raise RLIMIT_NOFILE" "this host gives the test no CAP_SYS_RESOURCE (CapBnd)"
+    else
+        agree_line "raise RLIMIT_NOFILE" "$profile" "$got"
+    fi
+    # Disk: the plan's file system fills; the result still comes, and the
+    # space with the plan's files.
+    got=$(line exhaust 2 "fill the disk")
+    [ "$got" = "full (ENOSPC)" ] && got=through
+    agree "fill the plan's disk" "$profile" "$got"
+    same "$profile: fill the plan's disk: the result comes (ErrorCode 0)" 0 \
+        "$(val exhaust 'd["ErrorCode"]')"
+    same "$profile: fill the plan's disk: the plan's files are gone after it" 0 \
+        "$(cat "$work/left.exhaust" 2>/dev/null)"
+    # Output: 1 GiB kept to output_limit (1 MiB) with the marker.
+    got=$(val exhaust '(str(len(d["Body"][1]) <= (1 << 20) + 200) + " " +
+        str("bytes omitted by muranoagent" in d["Body"][1]))')
+    [ "$got" = "True True" ] && got=stopped
+    agree "print 1 GiB on stdout" "$profile" "$got"
+    # Symlinks planted to redirect the agent's writes: an error result
+    # saying so, nothing written through them.
+    got="$(val symlinks 'd["ErrorCode"]') $(find "$work/d/victim" -mindepth 1 | wc -l)"
+    [ "$got" = "1 0" ] && grep -qE "symbolic link|File exists" "$work/out.symlinks" && got=stopped
+    agree "plant symlinks to redirect the agent's writes" "$profile" "$got"
+    # Names that would leave the plan's directory.
+    got="$(val names 'd["ErrorCode"] != 0') $(test -e "$work/storage/files/x" && echo written)"
+    [ "$got" = "True " ] && got=stopped
+    agree "a file ID ../x" "$profile" "$got"
+    got=$(val escape 'd["ErrorCode"]')
+    [ "$got" = 2 ] && got=stopped
+    agree "a file Name ../x" "$profile" "$got"
+    # Regaining root.
+    for a in "a set-user-ID root program" "sudo" "a file capability (cap_setuid)"; do
+        if [ "$profile" != user ]; then
+            got=$(val regain 'd["Body"].strip()')
+            [ "$got" = "root already" ] && got=root
+            agree "regain root: $a" "$profile" "$got"
+            continue
+        fi
+        got=$(line regain - "$a")
+        if [ "$got" = n/a ]; then
+            expect "regain root: $a" user >/dev/null
+            skip "user: regain root: $a" "not installed here"
+        elif [ "$a" = "a set-user-ID root program" ] && [ -n "$nosuid" ]; then
+            expect "regain root: $a" user >/dev/null
+            skip "user: regain root: $a" "$priv is on a nosuid mount"
+        elif [ "$a" = "a file capability (cap_setuid)" ] && [ ! -e "$priv/cap-setpriv" ]; then
+            expect "regain root: $a" user >/dev/null
+            skip "user: regain root: $a" "setcap refused here"
+        else
+            agree_line "regain root: $a" user "$got"
+        fi
+    done
+    same "$profile: the next plan still runs (ErrorCode 0)" 0 "$(val hello 'd["ErrorCode"]')"
+    note <<<"$profile: battery in $((SECONDS - start)) s"
 done
 
 # --- apt-get install of a real package, under the profiles that promise it. ---
@@ -205,7 +372,10 @@ else
         same "$profile: its files and its postinst, as root, and dpkg knows it" \
             "$(printf '%s\n' installed "postinst as uid 0" \
                 "muranoagent-contain-test 1.0 install ok installed")" "$(res Body)"
+        [ "$(res ErrorCode)" = 0 ] && got=works || got="ErrorCode $(res ErrorCode)"
+        agree "apt-get install of a local package" "$profile" "$got"
     done
+    expect "apt-get install of a local package" user >/dev/null
     check "apt-get install: the host's packages did not change" \
         test -z "$(dpkg-query -W muranoagent-contain-test 2>/dev/null)"
 fi
@@ -235,4 +405,15 @@ if getent passwd nobody >/dev/null && getent group nogroup >/dev/null; then
 else
     skip "the config readable by the scripts' user" "no user nobody or group nogroup here"
 fi
+# Every row of the table was asked for by a check (or by a skip).
+same "every row of the table in docs/sandbox.md is checked" "" "$(python3 - "$table" \
+    "$work/rows-checked" <<'PY'
+import sys
+text = open(sys.argv[1]).read().split("### What each profile does to each attack", 1)[-1]
+rows = [l.strip("|").split("|")[0].strip() for l in text.split("\n## ", 1)[0].split("\n")
+        if l.startswith("| ")][1:]
+seen = set(open(sys.argv[2]).read().split("\n"))
+print(", ".join(r for r in rows if r not in seen))
+PY
+)"
 tap_done

@@ -1,6 +1,8 @@
 /* Tests for the index the journal keeps in memory: no call of the
  * daemon's loop lists or looks at the disk, and after random calls with
  * random failures the index says what a fresh open of the disk says. */
+#include <sys/xattr.h>
+
 #include "test-journal.h"
 #include "test-journal-main.h"
 
@@ -198,14 +200,16 @@ static int reference_next(Journal *j, JournalEntry *ret)
 }
 
 /* cp -a of the storage directory, in the process (a shell per call is
- * too slow for hundreds of calls): directories, files and their
- * modification times, which date the done records. */
+ * too slow for hundreds of calls): directories, files, their seals and
+ * their modification times, which date the done records. */
 static const char *copy_dst;
 
 static int copy_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
         _cleanup_free_ char *to = NULL, *data = NULL;
         struct timespec times[2] = {st->st_atim, st->st_mtim};
+        unsigned char seal[64];
+        ssize_t seal_len;
         size_t len;
         FILE *f;
 
@@ -220,6 +224,10 @@ static int copy_entry(const char *path, const struct stat *st, int flag, struct 
         ck_assert_ptr_nonnull(f);
         ck_assert_uint_eq(fwrite(data, 1, len, f), len);
         ck_assert_int_eq(fclose(f), 0);
+        seal_len = getxattr(path, "user.muranoagent.seal", seal, sizeof(seal));
+        if (seal_len > 0)
+                ck_assert_int_eq(setxattr(to, "user.muranoagent.seal", seal, (size_t)seal_len, 0),
+                                 0);
         ck_assert_int_eq(utimensat(AT_FDCWD, to, times, 0), 0);
         return 0;
 }

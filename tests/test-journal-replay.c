@@ -154,6 +154,33 @@ static const struct {
         {"11", 11, false, false}, {"20", 20, false, false},
 };
 
+/* A stamp file without its seal (planted: a number far ahead, to refuse
+ * every plan): ignored, and the last stamp is what the plans marked
+ * running hold. */
+START_TEST(test_stamp_forged)
+{
+        _cleanup_(journal_freep) Journal *j = open_with(NULL);
+        char ts[JOURNAL_TS_MAX];
+        json_t *v;
+
+        put_stamped(j, ts, 5);
+        j = journal_free(j);
+        put_file("plans/stamp", "99999999999999");
+        j = open_with(NULL);
+        ck_assert(journal_open_report(j)->stamp_forged);
+        ck_assert_int_eq(journal_last_stamp(j), 5);
+        /* The next stamped plan is taken. */
+        put_simple(j, ts);
+        v = json_integer(6);
+        ck_assert_int_eq(journal_begin(j, ts, v), 0);
+        json_decref(v);
+        j = journal_free(j);
+        j = open_with(NULL);
+        ck_assert(!journal_open_report(j)->stamp_forged);
+        ck_assert_int_eq(journal_last_stamp(j), 6);
+}
+END_TEST
+
 START_TEST(test_stamp_recover)
 {
         _cleanup_(journal_freep) Journal *j = open_with(NULL);
@@ -177,9 +204,10 @@ START_TEST(test_stamp_recover)
         ck_assert_int_eq(journal_begin(j, ts, NULL), 0);
         j = journal_free(j);
 
-        if (recover_cases[_i].text)
+        if (recover_cases[_i].text) {
                 put_file("plans/stamp", recover_cases[_i].text);
-        else
+                seal_rel("plans/stamp", "stamp", "stamp");
+        } else
                 ck_assert_int_eq(unlink(sp), 0);
         j = open_with(NULL);
         rep = journal_open_report(j);
@@ -602,6 +630,7 @@ static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_stamp);
         tcase_add_loop_test(tc, test_stamp_file, 0, (int)ELEMENTSOF(stamp_file_cases));
+        tcase_add_test(tc, test_stamp_forged);
         tcase_add_loop_test(tc, test_stamp_recover, 0, (int)ELEMENTSOF(recover_cases));
         tcase_add_loop_test(tc, test_stamp_ahead, 0, (int)ELEMENTSOF(ahead_cases));
         tcase_add_test(tc, test_stamp_held);

@@ -202,14 +202,11 @@ START_TEST(test_held_plan)
         ck_assert_str_eq(json_string_value(mem->reply_to), "\xef\xbf\xbdq");
         ck_assert(mem->stored_here);
         /* Handed over once: then the file is read, and so is b's, stored
-         * while a was kept. */
-        ck_assert_int_eq(journal_load_plan(j, a, &disk, NULL), 0);
-        ck_assert_str_eq(disk->body, "else");
-        ck_assert(disk->stored_here);
-        disk = journal_plan_free(disk);
-        ck_assert_int_eq(journal_load_plan(j, b, &disk, NULL), 0);
-        ck_assert_str_eq(disk->body, "else");
-        ck_assert(disk->stored_here);
+         * while a was kept; changed behind the journal's back, both are
+         * refused for their seal. */
+        ck_assert_int_eq(journal_load_plan(j, a, &disk, NULL), JOURNAL_FORGED);
+        ck_assert_int_eq(journal_load_plan(j, b, &disk, NULL), JOURNAL_FORGED);
+        ck_assert_ptr_null(disk);
 
         /* None is kept now: the buffer is taken and handed back. */
         body = strdup("three");
@@ -258,7 +255,7 @@ START_TEST(test_kept_result)
         _cleanup_(journal_result_freep) JournalResult *r = NULL;
         _cleanup_json_ json_t *sid = json_string("given"), *rt = json_string("rq");
         static const char text[] = "{\"SourceID\": \"in-text\", \"ReplyTo\": \"x\"}";
-        _cleanup_free_ char *rp = NULL, *back = NULL;
+        _cleanup_free_ char *rp = NULL, *saved = NULL, *back = NULL;
         JournalResultIds ids = {sid, rt};
         char ts[JOURNAL_TS_MAX], ts2[JOURNAL_TS_MAX], rel[64];
         size_t len;
@@ -268,7 +265,8 @@ START_TEST(test_kept_result)
         /* Gone from the disk behind the journal's back: still answered. */
         snprintf(rel, sizeof(rel), "plans/%s/result.json", ts);
         rp = pathf("%s", rel);
-        ck_assert_int_eq(unlink(rp), 0);
+        saved = pathf("%s.saved", rel);
+        ck_assert_int_eq(rename(rp, saved), 0);
         ck_assert_int_eq(journal_get_result(j, ts, &r), 0);
         ck_assert_str_eq(r->text, text);
         ck_assert_uint_eq(r->len, strlen(text));
@@ -290,8 +288,8 @@ START_TEST(test_kept_result)
         ck_assert_int_eq(journal_get_result(j, ts2, &r), JOURNAL_CORRUPT);
         r = journal_result_free(r);
 
-        /* After a restart: from result.json. */
-        put_file(rel, text);
+        /* After a restart: from result.json (the very file, with its seal). */
+        ck_assert_int_eq(rename(saved, rp), 0);
         j = journal_free(j);
         j = open_with(NULL);
         ck_assert_int_eq(journal_get_result(j, ts, &r), 0);
@@ -300,8 +298,7 @@ START_TEST(test_kept_result)
         ck_assert_str_eq(json_string_value(r->reply_to), "x");
         r = journal_result_free(r);
         /* One that is no document: corrupt, with its text. */
-        put_file(rel, "[1]");
-        ck_assert_int_eq(journal_get_result(j, ts, &r), JOURNAL_CORRUPT);
+        ck_assert_int_eq(journal_get_result(j, ts2, &r), JOURNAL_CORRUPT);
         ck_assert_str_eq(r->text, "[1]");
         ck_assert_ptr_null(r->source_id);
 }
@@ -323,11 +320,11 @@ START_TEST(test_kept_results_bound)
                 ck_assert_int_eq(journal_put_plan(j, "{}", 2, NULL, 0, "id", NULL, ts[i]), 0);
                 ck_assert_int_eq(journal_put_result(j, ts[i], big, n, NULL), 0);
         }
-        /* The second did not fit: its file is read. */
+        /* The second did not fit: its file is read (changed behind the
+         * journal's back, it is refused for its seal). */
         snprintf(rel, sizeof(rel), "plans/%s/result.json", ts[1]);
         put_file(rel, "{}");
-        ck_assert_int_eq(journal_get_result(j, ts[1], &r), 0);
-        ck_assert_str_eq(r->text, "{}");
+        ck_assert_int_eq(journal_get_result(j, ts[1], &r), JOURNAL_FORGED);
         r = journal_result_free(r);
         /* Once the first is gone, there is room again. */
         ck_assert_int_eq(journal_remove(j, ts[0], false), 0);

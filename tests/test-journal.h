@@ -11,12 +11,14 @@
 #include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
+#include <openssl/hmac.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "journal/journal.h"
@@ -380,6 +382,30 @@ static inline void put_file(const char *rel, const char *text)
         ck_assert_ptr_nonnull(f);
         fputs(text, f);
         fclose(f);
+}
+
+/* Seal storage/rel as the agent would (kind and name as in
+ * journal-seal.c), with the key in storage/journal.key: for a file a test
+ * writes in the agent's place, as a power loss may leave it. */
+static inline void seal_rel(const char *rel, const char *kind, const char *name)
+{
+        _cleanup_free_ char *kp = pathf("journal.key"), *p = pathf("%s", rel);
+        _cleanup_free_ char *key = NULL, *text = NULL;
+        unsigned char mac[EVP_MAX_MD_SIZE];
+        unsigned mac_len = 0;
+        size_t klen, len;
+        StrBuf msg = STRBUF_INIT;
+
+        ck_assert_int_eq(file_read_all(kp, 64, &key, &klen), 0);
+        ck_assert_int_eq(file_read_all(p, 1 << 20, &text, &len), 0);
+        strbuf_append(&msg, "muranoagent-seal-1", sizeof("muranoagent-seal-1"));
+        strbuf_append(&msg, kind, strlen(kind) + 1);
+        strbuf_append(&msg, name, strlen(name) + 1);
+        strbuf_append(&msg, text, len);
+        ck_assert_ptr_nonnull(HMAC(EVP_sha256(), key, (int)klen, (unsigned char *)msg.data, msg.len,
+                                   mac, &mac_len));
+        strbuf_free(&msg);
+        ck_assert_int_eq(setxattr(p, "user.muranoagent.seal", mac, mac_len, 0), 0);
 }
 
 /* The names in storage/REL, sorted and joined by spaces ("" for none), but

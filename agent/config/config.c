@@ -240,6 +240,16 @@ const char *config_ssl_version_name(ConfigSslVersion v)
         return (size_t)v < ELEMENTSOF(names) ? names[v] : "?";
 }
 
+const char *config_log_path(const Config *c, char *buf, size_t size)
+{
+        if (c->log_file)
+                return c->log_file;
+        if (!c->log_dir)
+                return NULL;
+        snprintf(buf, size, "%s/muranoagent.log", c->log_dir);
+        return buf;
+}
+
 const char *config_profile_name(ConfigProfile v)
 {
         static const char *const names[] = {"compatible", "contained", "user"};

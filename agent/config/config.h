@@ -207,6 +207,10 @@ Config *config_free(Config *c);
  * replaced by "***" when set. Returns 0 or -ENOMEM. */
 int config_format(const Config *c, char **ret);
 
+/* The daemon's log file: log_file, else log_dir/muranoagent.log (made in
+ * buf, of size bytes), else NULL (it logs to stderr). */
+const char *config_log_path(const Config *c, char *buf, size_t size);
+
 /* Names for the enums, as written in the file. */
 const char *config_ssl_version_name(ConfigSslVersion v);
 const char *config_cgroup_name(ConfigCgroup v);

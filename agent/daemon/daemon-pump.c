@@ -411,8 +411,13 @@ static int publish_result(Daemon *d, const char *ts)
         int rc;
 
         rc = journal_get_result(d->journal, ts, &res);
-        if (rc == JOURNAL_CORRUPT) {
-                log_error(NULL, "entry %s: result.json is not a JSON object; dropping it", ts);
+        if (rc == JOURNAL_CORRUPT || rc == JOURNAL_FORGED) {
+                log_error(NULL, "entry %s: %s", ts,
+                          rc == JOURNAL_CORRUPT
+                                  ? "result.json is not a JSON object; dropping it"
+                                  : "result.json does not carry the agent's seal (planted or "
+                                    "altered by a process without its key); moved to "
+                                    "plans/quarantine, never published");
                 rc = drop_entry(d, ts, NULL);
                 if (rc < 0)
                         goto fail;

@@ -190,8 +190,9 @@ static int load_entry(DaemonWork *w, JournalPlan **ret)
         int rc;
 
         rc = journal_load_plan(w->d->journal, w->ts, ret, &error);
-        if (rc == JOURNAL_CORRUPT) {
-                note(w, LOG_LEVEL_ERROR, "entry %s: %s; dropping it", w->ts, error);
+        if (rc == JOURNAL_CORRUPT || rc == JOURNAL_FORGED) {
+                note(w, LOG_LEVEL_ERROR, "entry %s: %s; %s", w->ts, error,
+                     rc == JOURNAL_FORGED ? "moved to plans/quarantine, never run" : "dropping it");
                 drop_entry(w);
                 return 1;
         }

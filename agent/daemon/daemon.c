@@ -256,6 +256,13 @@ static int open_journal(Daemon *d, const JournalOptions *jo)
                           DAEMON_LOCK_WAIT_MS / 1000);
                 return 1;
         }
+        if (rc == -EBADMSG) {
+                log_error(NULL,
+                          "cannot open the journal in %s/plans: %s/journal.key is not the "
+                          "agent's key (a regular file of 32 bytes, the agent's own)",
+                          storage, storage);
+                return 1;
+        }
         if (rc < 0) {
                 log_error(NULL, "cannot open the journal in %s/plans: %s", storage, strerror(-rc));
                 return 1;
@@ -333,6 +340,24 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
         else if (rep->stamp_damaged)
                 log_warning(NULL, "journal: the stamp file held no number; last stamp %lld",
                             (long long)rep->last_stamp);
+        if (rep->seal_unsupported)
+                log_warning(NULL,
+                            "journal: %s/plans has no extended attributes; its entries "
+                            "are not sealed, and a planted entry cannot be told apart",
+                            cfg->storage);
+        else if (rep->seal_created)
+                log_info(NULL,
+                         "journal: made the key %s/journal.key; %u file(s) of an earlier "
+                         "version accepted and sealed",
+                         cfg->storage, rep->n_sealed);
+        if (rep->stamp_forged)
+                log_warning(NULL,
+                            "journal: the stamp file does not carry the agent's seal; "
+                            "ignored (last stamp %lld)",
+                            (long long)rep->last_stamp);
+        if (rep->n_forged_records)
+                log_error(NULL, "journal: %u done record(s) without the agent's seal ignored",
+                          rep->n_forged_records);
         if (rep->stamp_ahead)
                 log_warning(NULL,
                             "journal: the last stamp %lld is more than a day ahead of this "

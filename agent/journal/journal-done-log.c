@@ -21,21 +21,51 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "journal/journal-internal.h"
 #include "util/fileio.h"
+#include "util/strbuf.h"
 
 #define RECORDS     "records"
 #define RECORDS_OLD "records.old"
 
+/* The seal of record rec, whose text is text. */
+static void record_seal(const Journal *j, const JournalDone *rec, const char *text,
+                        unsigned char mac[JOURNAL_SEAL_LEN])
+{
+        char t[24];
+        JournalSealer s;
+
+        snprintf(t, sizeof(t), "%" PRId64, rec->time);
+        journal_seal_begin(j, &s, "done", rec->name);
+        journal_seal_update(&s, t, strlen(t) + 1);
+        journal_seal_update(&s, text, rec->len);
+        journal_seal_end(&s, mac);
+}
+
+static bool hex_decode(const char *hex, unsigned char *out, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                unsigned v;
+
+                if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+                        return false;
+                out[i] = (unsigned char)v;
+        }
+        return true;
+}
+
 /* Parse the record at text[*off..len): 1 and *ret set (off and len of its
- * text), 0 at a clean end, -EBADMSG for a torn or damaged record. */
+ * text, its seal when it has one), 0 at a clean end, -EBADMSG for a torn
+ * or damaged record. */
 static int record_parse(const char *text, size_t len, size_t *off, JournalDone *ret)
 {
         const char *p = text + *off, *end = text + len, *nl;
-        char hdr[128];
+        char hdr[200], seal[2 * JOURNAL_SEAL_LEN + 1] = "";
         unsigned long long t, n;
         char name[65];
-        int used = 0;
+        int used = 0, used_seal = 0;
 
         if (p == end)
                 return 0;
@@ -44,11 +74,18 @@ static int record_parse(const char *text, size_t len, size_t *off, JournalDone *
                 return -EBADMSG;
         memcpy(hdr, p, (size_t)(nl - p));
         hdr[nl - p] = '\0';
-        if (sscanf(hdr, "%64[0-9a-f] %llu %llu%n", name, &t, &n, &used) != 3 ||
-            (size_t)used != (size_t)(nl - p) || strlen(name) != 64 || t > INT64_MAX ||
+        if (sscanf(hdr, "%64[0-9a-f] %llu %llu%n", name, &t, &n, &used) != 3)
+                return -EBADMSG;
+        if ((size_t)used != (size_t)(nl - p) &&
+            (sscanf(hdr + used, " %64[0-9a-f]%n", seal, &used_seal) != 1 ||
+             strlen(seal) != 2 * JOURNAL_SEAL_LEN))
+                return -EBADMSG;
+        used += used_seal;
+        if ((size_t)used != (size_t)(nl - p) || strlen(name) != 64 || t > INT64_MAX ||
             n > (size_t)(end - nl - 1) || (size_t)(end - nl - 1) - n < 1 || nl[1 + n] != '\n')
                 return -EBADMSG;
         memcpy(ret->name, name, sizeof(name));
+        ret->sealed = seal[0] && hex_decode(seal, ret->seal, JOURNAL_SEAL_LEN);
         ret->time = (int64_t)t;
         ret->off = (off_t)(nl + 1 - text);
         ret->len = (size_t)n;
@@ -56,9 +93,29 @@ static int record_parse(const char *text, size_t len, size_t *off, JournalDone *
         return 1;
 }
 
+/* Whether record rec (text its text) may be loaded: with seals, only
+ * with its own, or at the open that made the key, one of the version
+ * before seals (which is then given one, and *reseal set). */
+static bool record_sound(Journal *j, JournalDone *rec, const char *text, bool *reseal)
+{
+        unsigned char mac[JOURNAL_SEAL_LEN];
+
+        if (!j->sealed)
+                return true;
+        record_seal(j, rec, text, mac);
+        if (rec->sealed)
+                return CRYPTO_memcmp(mac, rec->seal, sizeof(mac)) == 0;
+        if (!j->seal_fresh)
+                return false;
+        memcpy(rec->seal, mac, sizeof(mac));
+        rec->sealed = true;
+        *reseal = true;
+        return true;
+}
+
 /* Load the records of file name (fd open on it) into the index, marked
  * where; returns the length of its whole records in *ret_good. */
-static int log_load(Journal *j, const char *name, int where, off_t *ret_good)
+static int log_load(Journal *j, const char *name, int where, off_t *ret_good, bool *reseal)
 {
         _cleanup_free_ char *text = NULL;
         size_t len, off = 0;
@@ -69,6 +126,13 @@ static int log_load(Journal *j, const char *name, int where, off_t *ret_good)
         if (r < 0)
                 return r;
         while ((r = record_parse(text, len, &off, &rec)) == 1) {
+                if (!record_sound(j, &rec, text + rec.off, reseal)) {
+                        /* Written again without it, so that it is
+                         * reported once. */
+                        j->report.n_forged_records++;
+                        *reseal = true;
+                        continue;
+                }
                 rec.where = where;
                 r = journal_done_add(j, &rec);
                 if (r < 0)
@@ -85,8 +149,71 @@ static int log_open_current(Journal *j)
         return j->log_fd < 0 ? -errno : 0;
 }
 
+/* The header of record rec. */
+static int record_header(const Journal *j, const JournalDone *rec, char hdr[200])
+{
+        char seal[2 * JOURNAL_SEAL_LEN + 2] = "";
+
+        if (j->sealed && rec->sealed) {
+                seal[0] = ' ';
+                for (size_t i = 0; i < JOURNAL_SEAL_LEN; i++)
+                        snprintf(seal + 1 + 2 * i, 3, "%02x", rec->seal[i]);
+        }
+        return snprintf(hdr, 200, "%s %" PRId64 " %zu%s\n", rec->name, rec->time, rec->len, seal);
+}
+
+/* At an open that found records of the version before seals (the key
+ * was made then) or records refused for their seal: both files become
+ * one new records, holding every record loaded, sealed, and records.old
+ * goes. Returns 0 or -errno. */
+static int log_reseal(Journal *j)
+{
+        _cleanup_strbuf_ StrBuf out = STRBUF_INIT;
+        int r = 0;
+
+        for (size_t i = 0; i < j->n_done && r == 0; i++) {
+                JournalDone *rec = &j->done[i];
+                _cleanup_free_ char *text = NULL;
+                char hdr[200];
+                int n;
+
+                if (rec->where == JOURNAL_DONE_DIR_RECORD)
+                        continue;
+                r = journal_done_log_read(j, rec, &text);
+                if (r < 0)
+                        return r;
+                n = record_header(j, rec, hdr);
+                r = strbuf_append(&out, hdr, (size_t)n);
+                if (r == 0)
+                        rec->off = (off_t)out.len;
+                if (r == 0)
+                        r = strbuf_append(&out, text, rec->len);
+                if (r == 0)
+                        r = strbuf_append(&out, "\n", 1);
+        }
+        if (r < 0)
+                return r;
+        r = journal_write_atomic(j, j->done_fd, "." RECORDS ".tmp", RECORDS, out.data, out.len,
+                                 false, NULL);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < j->n_done; i++)
+                if (j->done[i].where != JOURNAL_DONE_DIR_RECORD)
+                        j->done[i].where = JOURNAL_DONE_LOG;
+        close(j->log_fd);
+        j->log_fd = -1;
+        if (j->old_fd >= 0) {
+                close(j->old_fd);
+                j->old_fd = -1;
+                (void)j->ops.unlinkat(j->done_fd, RECORDS_OLD, 0);
+        }
+        j->log_size = (off_t)out.len;
+        return log_open_current(j);
+}
+
 int journal_done_log_open(Journal *j)
 {
+        bool reseal = false;
         off_t good;
         int r;
 
@@ -94,20 +221,27 @@ int journal_done_log_open(Journal *j)
         if (j->old_fd < 0 && errno != ENOENT)
                 return -errno;
         if (j->old_fd >= 0) {
-                r = log_load(j, RECORDS_OLD, JOURNAL_DONE_OLD, &good);
+                r = log_load(j, RECORDS_OLD, JOURNAL_DONE_OLD, &good, &reseal);
                 if (r < 0)
                         return r;
         }
         r = log_open_current(j);
         if (r < 0)
                 return r;
-        r = log_load(j, RECORDS, JOURNAL_DONE_LOG, &good);
+        r = log_load(j, RECORDS, JOURNAL_DONE_LOG, &good, &reseal);
         if (r < 0)
                 return r;
         j->log_size = good;
         /* A record torn by a crash is cut off, so the next one is found. */
         if (lseek(j->log_fd, 0, SEEK_END) > good && j->ops.ftruncate(j->log_fd, good) == 0)
                 j->report.n_temp_removed++;
+        if (reseal) {
+                r = log_reseal(j);
+                if (r < 0)
+                        return r;
+                if (j->seal_fresh)
+                        j->report.n_sealed++;
+        }
         return 0;
 }
 
@@ -130,7 +264,7 @@ static int log_rotate(Journal *j)
 
 int journal_done_log_append(Journal *j, JournalDone *rec, const char *text)
 {
-        char hdr[128];
+        char hdr[200];
         bool new_name = j->log_fd < 0;
         int n, r;
 
@@ -139,7 +273,11 @@ int journal_done_log_append(Journal *j, JournalDone *rec, const char *text)
                 if (r < 0)
                         return r;
         }
-        n = snprintf(hdr, sizeof(hdr), "%s %" PRId64 " %zu\n", rec->name, rec->time, rec->len);
+        if (j->sealed) {
+                record_seal(j, rec, text, rec->seal);
+                rec->sealed = true;
+        }
+        n = record_header(j, rec, hdr);
         if (j->log_size > 0 &&
             (uint64_t)j->log_size + (size_t)n + rec->len + 1 > j->done_max_bytes) {
                 r = log_rotate(j);
@@ -193,6 +331,15 @@ int journal_done_log_read(Journal *j, const JournalDone *rec, char **ret)
                 got += (size_t)k;
         }
         text[rec->len] = '\0';
+        if (j->sealed) {
+                unsigned char mac[JOURNAL_SEAL_LEN];
+
+                /* Checked at open, and again: the file may have been
+                 * changed since. */
+                record_seal(j, rec, text, mac);
+                if (!rec->sealed || CRYPTO_memcmp(mac, rec->seal, sizeof(mac)) != 0)
+                        return JOURNAL_FORGED;
+        }
         *ret = TAKE_PTR(text);
         return 0;
 }

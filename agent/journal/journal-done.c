@@ -237,6 +237,8 @@ int journal_done_open(Journal *j)
                 JournalDone rec = {.time = t, .where = JOURNAL_DONE_DIR_RECORD};
 
                 memcpy(rec.name, de->d_name, sizeof(rec.name));
+                journal_seal_file(j, j->done_fd, rec.name, JOURNAL_RESULT_FILE,
+                                  JOURNAL_MAX_RESULT_FILE);
                 r = journal_done_add(j, &rec);
                 if (r < 0)
                         break;
@@ -265,7 +267,7 @@ static int entry_delivery_name(Journal *j, JournalIndexEntry *e)
         int r;
 
         r = journal_plan_read(j, e->ts, &p, &error);
-        if (r == JOURNAL_CORRUPT || r == -ENOENT)
+        if (r == JOURNAL_CORRUPT || r == JOURNAL_FORGED || r == -ENOENT)
                 return 0;
         if (r < 0)
                 return r;
@@ -287,10 +289,12 @@ int journal_done_entry_id(Journal *j, JournalIndexEntry *e)
                 id = json_incref(e->kept->source_id);
         } else {
                 snprintf(path, sizeof(path), "%s/%s", e->ts, JOURNAL_RESULT_FILE);
-                r = file_read_regular_at(j->plans_fd, path, JOURNAL_MAX_RESULT_FILE, &text, &len);
+                r = journal_seal_read_at(j, j->plans_fd, path, JOURNAL_RESULT_FILE, e->ts,
+                                         JOURNAL_MAX_RESULT_FILE, &text, &len);
                 if (r < 0)
                         return r;
-                id = journal_result_source_id(text, len);
+                /* A forged result answers nothing. */
+                id = r == 0 ? journal_result_source_id(text, len) : NULL;
         }
         r = 0;
         e->id_name[0] = '\0';
@@ -312,9 +316,10 @@ int journal_done_record(Journal *j, const char *ts, const char name[65])
         int r;
 
         snprintf(path, sizeof(path), "%s/%s", ts, JOURNAL_RESULT_FILE);
-        r = file_read_regular_at(j->plans_fd, path, JOURNAL_MAX_RESULT_FILE, &text, &len);
-        if (r < 0)
-                return r;
+        r = journal_seal_read_at(j, j->plans_fd, path, JOURNAL_RESULT_FILE, ts,
+                                 JOURNAL_MAX_RESULT_FILE, &text, &len);
+        if (r != 0)
+                return r < 0 ? r : 0; /* a forged result is not recorded */
         return journal_done_record_text(j, name, text, len);
 }
 
@@ -350,11 +355,11 @@ static int text_matches(char **text, size_t len, const json_t *plan_id, char **r
         return 1;
 }
 
-/* text_matches() of what a read that returned r gave: a missing file
- * matches nothing, another error is returned. */
+/* text_matches() of what a read that returned r gave: a missing file, or
+ * one whose seal is wrong, matches nothing; another error is returned. */
 static int read_matches(int r, char **text, size_t len, const json_t *plan_id, char **ret)
 {
-        if (r == -ENOENT)
+        if (r == -ENOENT || r == JOURNAL_FORGED)
                 return 0;
         if (r < 0)
                 return r;
@@ -362,7 +367,7 @@ static int read_matches(int r, char **text, size_t len, const json_t *plan_id, c
 }
 
 /* result.json at dirfd/<dir>/result.json, as text_matches(); -errno. */
-static int result_matches(int dirfd, const char *dir, const json_t *plan_id, char **ret)
+static int result_matches(Journal *j, int dirfd, const char *dir, const json_t *plan_id, char **ret)
 {
         char path[65 + sizeof(JOURNAL_RESULT_FILE)];
         _cleanup_free_ char *text = NULL;
@@ -370,7 +375,8 @@ static int result_matches(int dirfd, const char *dir, const json_t *plan_id, cha
         int r;
 
         snprintf(path, sizeof(path), "%s/%s", dir, JOURNAL_RESULT_FILE);
-        r = file_read_regular_at(dirfd, path, JOURNAL_MAX_RESULT_FILE, &text, &len);
+        r = journal_seal_read_at(j, dirfd, path, JOURNAL_RESULT_FILE, dir, JOURNAL_MAX_RESULT_FILE,
+                                 &text, &len);
         return read_matches(r, &text, len, plan_id, ret);
 }
 
@@ -393,7 +399,7 @@ static int record_matches(Journal *j, const JournalDone *rec, const json_t *plan
         int r;
 
         if (rec->where == JOURNAL_DONE_DIR_RECORD)
-                return result_matches(j->done_fd, rec->name, plan_id, ret);
+                return result_matches(j, j->done_fd, rec->name, plan_id, ret);
         r = journal_done_log_read(j, rec, &text);
         return read_matches(r, &text, rec->len, plan_id, ret);
 }

@@ -22,6 +22,16 @@
 #define JOURNAL_PLAN_TMP   ".plan.json.tmp"
 #define JOURNAL_RESULT_TMP ".result.json.tmp"
 #define JOURNAL_STAMP_TMP  ".stamp.tmp"
+/* journal-seal.c: the key, in <storage> beside plans/ (hide_agent masks
+ * both), the attribute that carries a file's seal, and where refused
+ * files go (no entry name: neither agent takes it for one). */
+#define JOURNAL_KEY_FILE       "journal.key"
+#define JOURNAL_SEAL_XATTR     "user.muranoagent.seal"
+#define JOURNAL_SEAL_LEN       32
+#define JOURNAL_QUARANTINE_DIR "quarantine"
+/* Room for OpenSSL's SHA256_CTX (112 bytes), which this header does not
+ * include. */
+#define JOURNAL_SHA_STATE 128
 
 /* JournalIndexEntry.stamp when the entry took no Stamp, and when what it
  * took is not known (an entry found by a rebuild of the index, or one
@@ -47,7 +57,17 @@ typedef struct JournalDone {
         int where;     /* JOURNAL_DONE_* */
         off_t off;     /* in a records file: where the text starts */
         size_t len;    /* and its length */
+        /* The record's seal, checked again when its text is read (a
+         * record of the format before has none: sealed false). */
+        bool sealed;
+        unsigned char seal[JOURNAL_SEAL_LEN];
 } JournalDone;
+
+/* One seal being computed (journal-seal.c). */
+typedef struct JournalSealer {
+        _Alignas(16) unsigned char inner[JOURNAL_SHA_STATE];
+        const unsigned char *outer;
+} JournalSealer;
 
 /* What the journal knows of one entry directory. */
 typedef struct JournalIndexEntry {
@@ -67,6 +87,9 @@ typedef struct JournalIndexEntry {
         bool id_known;
         char id_name[65];
         bool ours; /* journal_put_plan() of this Journal made it */
+        /* A read found this file's seal missing or wrong (JOURNAL_FORGED):
+         * journal_remove() moves it to quarantine/. */
+        bool forged_plan, forged_result;
         /* The result as journal_put_result() stored it, while it is kept
          * in memory (Journal.kept_bytes); NULL otherwise. Changed under
          * lock, read by copying under it. */
@@ -120,6 +143,16 @@ struct Journal {
         bool stamp_name_durable;
         JournalOpenReport report;
 
+        /* Seals (journal-seal.c): whether files are sealed and checked
+         * (false: no extended attributes here), whether the key was made
+         * by this open (files found without a seal are sealed, once), the
+         * key's HMAC states, and the seal that journal_write_fd() feeds
+         * while a sealed file is written (io held). */
+        bool sealed, seal_fresh;
+        _Alignas(16) unsigned char seal_inner[JOURNAL_SHA_STATE];
+        _Alignas(16) unsigned char seal_outer[JOURNAL_SHA_STATE];
+        JournalSealer *sealing;
+
         /* Every entry directory in plans/, sorted by name (strcmp, the
          * reference's order). The flock() means nobody else changes
          * plans/, so after journal_open()'s scan each call keeps this in
@@ -164,9 +197,10 @@ int journal_sync(Journal *j, int fd);
 /* Write data as dirfd/name, atomically and durably: dirfd/tmp is written,
  * fsync'd and renamed over name, then dirfd is fsync'd. On failure tmp is
  * removed, and so is name when undo is set and the rename had already
- * happened. Returns 0 or -errno. */
+ * happened. With seal (an entry's name) the file is sealed as that entry's
+ * name (journal-seal.c) before its fsync. Returns 0 or -errno. */
 int journal_write_atomic(Journal *j, int dirfd, const char *tmp, const char *name, const void *data,
-                         size_t len, bool undo);
+                         size_t len, bool undo, const char *seal);
 
 /* Writes a file's contents to fd (through journal_write_fd()), for
  * journal_write_atomic_with(). Returns 0 or a negative errno. */
@@ -176,18 +210,20 @@ typedef int (*JournalFill)(Journal *j, int fd, void *userdata);
  * large plan.json is Base64-encoded piece by piece instead of into one
  * buffer of its whole size). */
 int journal_write_atomic_with(Journal *j, int dirfd, const char *tmp, const char *name,
-                              JournalFill fill, void *userdata, bool undo);
+                              JournalFill fill, void *userdata, bool undo, const char *seal);
 
 /* All of data[0..len) to fd through the ops' write, going on after short
- * writes and EINTR. Returns 0 or -errno (-EIO for a write of nothing). */
+ * writes and EINTR (and into j->sealing, when a sealed file is being
+ * written). Returns 0 or -errno (-EIO for a write of nothing). */
 int journal_write_fd(Journal *j, int fd, const void *data, size_t len);
 
 /* The same without any fsync: dirfd/tmp is written and renamed over name,
  * so that every reader (the reference after a downgrade too) sees the old
  * text or the new one, but a power loss may leave either, or a damaged
- * file. On failure tmp is removed. Returns 0 or -errno. */
+ * file. seal as journal_write_atomic(). On failure tmp is removed. Returns
+ * 0 or -errno. */
 int journal_write_replace(Journal *j, int dirfd, const char *tmp, const char *name,
-                          const void *data, size_t len);
+                          const void *data, size_t len, const char *seal);
 
 /* Whether dirfd/path exists (following symlinks, as Python's
  * os.path.exists does). */
@@ -276,6 +312,50 @@ int journal_stamp_recover(Journal *j);
  * stamp file does not yet hold for good. Returns 0 or -errno. */
 int journal_stamp_settle(Journal *j, const JournalIndexEntry *e);
 
+/* --- journal-seal.c: seals --------------------------------------------- */
+
+/* Load <storage>/journal.key (storage_fd), or make one when there is
+ * none (seal_fresh: the files found at this open are of a version before
+ * seals, and are sealed as they are checked). A file system without
+ * extended attributes leaves the journal unsealed
+ * (report.seal_unsupported). Returns 0 or -errno (-EBADMSG: the key file
+ * is not the agent's 32-byte file). */
+int journal_seal_open(Journal *j, int storage_fd);
+
+/* A seal of kind ("plan.json", "result.json", "done", "stamp") for name,
+ * over the bytes given to journal_seal_update(). */
+void journal_seal_begin(const Journal *j, JournalSealer *s, const char *kind, const char *name);
+void journal_seal_update(JournalSealer *s, const void *data, size_t len);
+void journal_seal_end(JournalSealer *s, unsigned char mac[JOURNAL_SEAL_LEN]);
+/* The three in one. */
+void journal_seal_of(const Journal *j, const char *kind, const char *name, const void *data,
+                     size_t len, unsigned char mac[JOURNAL_SEAL_LEN]);
+
+/* Put mac on fd as its seal. Returns 0 or -errno. */
+int journal_seal_set(int fd, const unsigned char mac[JOURNAL_SEAL_LEN]);
+
+/* Read dirfd/path (a regular file of at most max bytes; not followed when
+ * a symlink) and check its seal as kind and name: 0 with the text (a NUL
+ * after it), JOURNAL_FORGED when the seal is missing or wrong (a file of
+ * the version before seals, found when the key was made, is sealed then
+ * and read), -EINVAL when not a regular file, -EFBIG, or -errno. Without
+ * seals (j->sealed false), a plain read. */
+int journal_seal_read_at(Journal *j, int dirfd, const char *path, const char *kind,
+                         const char *name, size_t max, char **ret, size_t *ret_len);
+
+/* At the open that made the key: seal dirfd/dir/file (an entry's, or an
+ * old-format done record's) as file for dir. A file that cannot be read
+ * is left to the reads that report it. */
+void journal_seal_file(Journal *j, int dirfd, const char *dir, const char *file, size_t max);
+
+/* A read of entry ts's file found its seal wrong: mark it in the index,
+ * for journal_remove(). Takes lock. */
+void journal_seal_mark(Journal *j, const char *ts, const char *file);
+
+/* Move entry ts's file to plans/quarantine/<ts>.<file>, where it is kept
+ * for whoever investigates and never read. Returns 0 or -errno. */
+int journal_quarantine(Journal *j, const char *ts, const char *file);
+
 /* --- journal-done.c ---------------------------------------------------- */
 
 /* Open (creating) plans/done, load its records, drop stale ones. */
@@ -309,8 +389,8 @@ int journal_done_log_open(Journal *j);
  * -errno. */
 int journal_done_log_append(Journal *j, JournalDone *rec, const char *text);
 
-/* The text of a record kept in a records file. Returns 0, -ENOENT, or
- * -errno. */
+/* The text of a record kept in a records file, its seal checked.
+ * Returns 0, JOURNAL_FORGED, -ENOENT, or -errno. */
 int journal_done_log_read(Journal *j, const JournalDone *rec, char **ret);
 
 /* Remove records.old, which no record in memory refers to any more. */

@@ -95,6 +95,8 @@ int journal_write_fd(Journal *j, int fd, const void *data, size_t len)
 {
         const char *p = data;
 
+        if (j->sealing)
+                journal_seal_update(j->sealing, data, len);
         while (len > 0) {
                 ssize_t n = j->ops.write(fd, p, len);
 
@@ -123,17 +125,35 @@ static int fill_bytes(Journal *j, int fd, void *userdata)
         return journal_write_fd(j, fd, b->data, b->len);
 }
 
+/* fill into fd, sealed as kind and seal (NULL: not sealed). */
+static int fill_sealed(Journal *j, int fd, JournalFill fill, void *userdata, const char *kind,
+                       const char *seal)
+{
+        unsigned char mac[JOURNAL_SEAL_LEN];
+        JournalSealer s;
+        int r;
+
+        if (!seal || !j->sealed)
+                return fill(j, fd, userdata);
+        journal_seal_begin(j, &s, kind, seal);
+        j->sealing = &s;
+        r = fill(j, fd, userdata);
+        j->sealing = NULL;
+        journal_seal_end(&s, mac);
+        return r < 0 ? r : journal_seal_set(fd, mac);
+}
+
 /* dirfd/tmp with what fill writes, fsync'd when sync is set. On failure
  * tmp is removed. */
 static int write_tmp(Journal *j, int dirfd, const char *tmp, JournalFill fill, void *userdata,
-                     bool sync)
+                     bool sync, const char *kind, const char *seal)
 {
         int fd, r;
 
         fd = j->ops.openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return -errno;
-        r = fill(j, fd, userdata);
+        r = fill_sealed(j, fd, fill, userdata, kind, seal);
         if (r == 0 && sync)
                 r = journal_sync(j, fd);
         /* close() after a successful fsync cannot lose data that fsync
@@ -146,10 +166,10 @@ static int write_tmp(Journal *j, int dirfd, const char *tmp, JournalFill fill, v
 }
 
 int journal_write_replace(Journal *j, int dirfd, const char *tmp, const char *name,
-                          const void *data, size_t len)
+                          const void *data, size_t len, const char *seal)
 {
         Bytes b = {data, len};
-        int r = write_tmp(j, dirfd, tmp, fill_bytes, &b, false);
+        int r = write_tmp(j, dirfd, tmp, fill_bytes, &b, false, name, seal);
 
         if (r < 0)
                 return r;
@@ -161,11 +181,11 @@ int journal_write_replace(Journal *j, int dirfd, const char *tmp, const char *na
 }
 
 int journal_write_atomic_with(Journal *j, int dirfd, const char *tmp, const char *name,
-                              JournalFill fill, void *userdata, bool undo)
+                              JournalFill fill, void *userdata, bool undo, const char *seal)
 {
         int r;
 
-        r = write_tmp(j, dirfd, tmp, fill, userdata, true);
+        r = write_tmp(j, dirfd, tmp, fill, userdata, true, name, seal);
         if (r < 0)
                 return r;
         if (j->ops.renameat(dirfd, tmp, dirfd, name) < 0) {
@@ -183,11 +203,11 @@ fail_tmp:
 }
 
 int journal_write_atomic(Journal *j, int dirfd, const char *tmp, const char *name, const void *data,
-                         size_t len, bool undo)
+                         size_t len, bool undo, const char *seal)
 {
         Bytes b = {data, len};
 
-        return journal_write_atomic_with(j, dirfd, tmp, name, fill_bytes, &b, undo);
+        return journal_write_atomic_with(j, dirfd, tmp, name, fill_bytes, &b, undo, seal);
 }
 
 bool journal_exists_at(Journal *j, int dirfd, const char *path)

@@ -312,7 +312,7 @@ static int put_plan(Journal *j, const void *body, size_t body_len, char **owned,
                 goto fail;
         }
         r = journal_write_atomic_with(j, entry_fd, JOURNAL_PLAN_TMP, JOURNAL_PLAN_FILE, plan_fill,
-                                      &po, true);
+                                      &po, true, ts);
         if (r < 0)
                 goto fail;
         /* The new entry's name in plans/ must be durable too. */
@@ -385,6 +385,8 @@ static int corrupt(char **ret_error, const char *fmt, ...)
         va_list ap;
         int n;
 
+        if (!ret_error)
+                return JOURNAL_CORRUPT;
         va_start(ap, fmt);
         n = vasprintf(ret_error, fmt, ap);
         va_end(ap);
@@ -531,7 +533,14 @@ int journal_plan_read(Journal *j, const char *ts, JournalPlan **ret, char **ret_
         if (!journal_ts_valid(ts))
                 return -EINVAL;
         snprintf(path, sizeof(path), "%s/%s", ts, JOURNAL_PLAN_FILE);
-        r = file_read_regular_at(j->plans_fd, path, j->max_plan_file, &text, &len);
+        r = journal_seal_read_at(j, j->plans_fd, path, JOURNAL_PLAN_FILE, ts, j->max_plan_file,
+                                 &text, &len);
+        if (r == JOURNAL_FORGED) {
+                journal_seal_mark(j, ts, JOURNAL_PLAN_FILE);
+                r = corrupt(ret_error, "plan.json does not carry the agent's seal (planted or "
+                                       "altered by a process without its key)");
+                return r < 0 ? r : JOURNAL_FORGED;
+        }
         if (r == -EFBIG)
                 return corrupt(ret_error, "plan.json is larger than %zu bytes", j->max_plan_file);
         if (r == -EINVAL)
@@ -653,7 +662,7 @@ int journal_put_result(Journal *j, const char *ts, const char *text, size_t len,
         else
                 do
                         r = journal_write_atomic(j, entry_fd, JOURNAL_RESULT_TMP,
-                                                 JOURNAL_RESULT_FILE, text, len, true);
+                                                 JOURNAL_RESULT_FILE, text, len, true, ts);
                 while (journal_reserve_retry(j, r));
         e = r == 0 ? journal_index_get(j, ts) : NULL;
         if (e) {
@@ -692,7 +701,7 @@ static int answer_put(Journal *j, const char *text, size_t len, char ts[JOURNAL_
                 goto fail;
         }
         r = journal_write_atomic(j, entry_fd, JOURNAL_RESULT_TMP, JOURNAL_RESULT_FILE, text, len,
-                                 true);
+                                 true, ts);
         if (r == 0)
                 r = journal_sync(j, j->plans_fd);
         if (r < 0)
@@ -751,11 +760,16 @@ static int result_kept(Journal *j, const char *ts, JournalResult **ret)
 static int result_read(Journal *j, const char *ts, char **ret_text, size_t *ret_len)
 {
         char path[JOURNAL_TS_MAX + sizeof(JOURNAL_RESULT_FILE)];
+        int r;
 
         snprintf(path, sizeof(path), "%s/%s", ts, JOURNAL_RESULT_FILE);
         /* Results are written by the agent itself, so the cap is only
          * there to refuse a file that some accident made huge. */
-        return file_read_regular_at(j->plans_fd, path, JOURNAL_MAX_RESULT_FILE, ret_text, ret_len);
+        r = journal_seal_read_at(j, j->plans_fd, path, JOURNAL_RESULT_FILE, ts,
+                                 JOURNAL_MAX_RESULT_FILE, ret_text, ret_len);
+        if (r == JOURNAL_FORGED)
+                journal_seal_mark(j, ts, JOURNAL_RESULT_FILE);
+        return r;
 }
 
 int journal_get_result(Journal *j, const char *ts, JournalResult **ret)
@@ -770,7 +784,7 @@ int journal_get_result(Journal *j, const char *ts, JournalResult **ret)
         if (r != 0)
                 return r < 0 ? r : 0;
         r = result_read(j, ts, &text, &len);
-        if (r < 0)
+        if (r != 0)
                 return r;
         return result_new(text, len, NULL, ret);
 }

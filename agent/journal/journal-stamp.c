@@ -73,9 +73,18 @@ int journal_stamp_load(Journal *j)
         j->last_stamp = 0;
         j->stamp_len = -1;
         j->stamp_name_durable = false;
-        r = file_read_regular_at(j->plans_fd, JOURNAL_STAMP_FILE, 64, &text, &len);
+        r = journal_seal_read_at(j, j->plans_fd, JOURNAL_STAMP_FILE, JOURNAL_STAMP_FILE,
+                                 JOURNAL_STAMP_FILE, 64, &text, &len);
         if (r == -ENOENT)
                 return 0;
+        if (r == JOURNAL_FORGED) {
+                /* Planted, or its seal not written before a power loss:
+                 * every stamp above the last durable one is still held by
+                 * an entry marked running, which journal_stamp_recover()
+                 * reads, so nothing the engine stamped is lost. */
+                j->report.stamp_forged = true;
+                return 0;
+        }
         if (r == -EFBIG || r == -EINVAL ||
             (r == 0 && (strlen(text) != len || !stamp_parse(text, &v)))) {
                 j->report.stamp_damaged = true;
@@ -117,6 +126,15 @@ static int stamp_overwrite(Journal *j, const char *text, size_t len, bool durabl
         n = j->ops.write(fd, text, len);
         if (n != (ssize_t)len)
                 return n < 0 ? -errno : -EIO;
+        if (j->sealed) {
+                unsigned char mac[JOURNAL_SEAL_LEN];
+                int r;
+
+                journal_seal_of(j, JOURNAL_STAMP_FILE, JOURNAL_STAMP_FILE, text, len, mac);
+                r = journal_seal_set(fd, mac);
+                if (r < 0)
+                        return r;
+        }
         return durable ? journal_sync(j, fd) : 0;
 }
 
@@ -137,12 +155,12 @@ static int stamp_save(Journal *j, int64_t v, bool durable)
         j->stamp_name_durable = false;
         if (!durable)
                 r = journal_write_replace(j, j->plans_fd, JOURNAL_STAMP_TMP, JOURNAL_STAMP_FILE,
-                                          text, (size_t)n);
+                                          text, (size_t)n, JOURNAL_STAMP_FILE);
         else
                 /* No undo: if only the directory fsync failed, the new stamp
                  * is whole and the safer value to find after a restart. */
                 r = journal_write_atomic(j, j->plans_fd, JOURNAL_STAMP_TMP, JOURNAL_STAMP_FILE,
-                                         text, (size_t)n, false);
+                                         text, (size_t)n, false, JOURNAL_STAMP_FILE);
         if (r == 0) {
                 j->stamp_len = n;
                 j->stamp_name_durable = durable;

@@ -71,7 +71,7 @@ static int open_plans(Journal *j, const char *storage)
         /* The reference chmods an existing plans/ to 0700 and ignores a
          * failure. */
         (void)fchmod(j->plans_fd, 0700);
-        return 0;
+        return journal_seal_open(j, storage_fd);
 }
 
 int journal_lock_holder(const char *storage, pid_t *ret_pid)
@@ -142,6 +142,10 @@ static bool recover_entry(Journal *j, const char *ts, JournalIndexEntry *e)
         }
         if (e->plan && !e->result && e->running)
                 j->report.n_interrupted++;
+        if (e->plan)
+                journal_seal_file(j, j->plans_fd, ts, JOURNAL_PLAN_FILE, j->max_plan_file);
+        if (e->result)
+                journal_seal_file(j, j->plans_fd, ts, JOURNAL_RESULT_FILE, JOURNAL_MAX_RESULT_FILE);
         return true;
 }
 
@@ -261,6 +265,8 @@ int journal_open(const char *storage, const JournalOptions *opt, Journal **ret)
         r = journal_reserve_open(j);
         if (r < 0)
                 return r;
+        /* Only what was there before the key is accepted without a seal. */
+        j->seal_fresh = false;
         *ret = TAKE_PTR(j);
         return 0;
 }
@@ -441,6 +447,36 @@ static int entry_remove(Journal *j, const char *ts, const JournalIndexEntry *e)
         return journal_rm_rf_at(j, j->plans_fd, ts);
 }
 
+/* Move entry e's files whose seal was found wrong to quarantine/. A sound
+ * plan.json stays, and with it the entry (1: a forged result.json must not
+ * make its plan be skipped); else 0, and the rest goes as usual. */
+static int remove_forged(Journal *j, const char *ts, JournalIndexEntry *e)
+{
+        const struct {
+                bool *forged, *has;
+                const char *name;
+        } files[] = {
+                {&e->forged_plan, &e->plan, JOURNAL_PLAN_FILE},
+                {&e->forged_result, &e->result, JOURNAL_RESULT_FILE},
+        };
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                if (!*files[i].forged)
+                        continue;
+                r = journal_quarantine(j, ts, files[i].name);
+                if (r < 0)
+                        return r;
+                pthread_mutex_lock(&j->lock);
+                *files[i].forged = *files[i].has = false;
+                e->id_known = false;
+                if (files[i].has == &e->result)
+                        journal_index_keep(j, e, NULL);
+                pthread_mutex_unlock(&j->lock);
+        }
+        return e->plan ? 1 : 0;
+}
+
 int journal_remove(Journal *j, const char *ts, bool record)
 {
         _cleanup_free_ char *late = NULL;
@@ -457,6 +493,15 @@ int journal_remove(Journal *j, const char *ts, bool record)
         if (!e && j->ops.fstatat(j->plans_fd, ts, &st, AT_SYMLINK_NOFOLLOW) < 0) {
                 r = -errno;
                 goto out;
+        }
+        if (e && !record && (e->forged_plan || e->forged_result)) {
+                r = remove_forged(j, ts, e);
+                if (r != 0) {
+                        if (r < 0)
+                                journal_index_probe(j, ts);
+                        r = r < 0 ? r : 0;
+                        goto out;
+                }
         }
         /* Before plan.json goes: it may hold the only durable copy of
          * the last stamp. */

@@ -15,6 +15,15 @@
  *     done/records, records.old       ours: results of recently finished
  *                                     plans, for answering a redelivered
  *                                     plan (bounded: rotated)
+ *     quarantine/<ts>.<file>          ours: files refused for their seal
+ *   <storage>/journal.key             ours: the key of the seals, 0600
+ *
+ * Seals: every plan.json and result.json the journal writes, and the
+ * stamp file, carries an HMAC under journal.key in its extended attribute
+ * user.muranoagent.seal, and every done record one in its header; a file read back without its
+ * seal is refused (JOURNAL_FORGED), so that a process that cannot read the
+ * key cannot make the agent run a plan, or skip one, through the journal
+ * (docs/journal.md, "Seals").
  *
  * The reference looks only at plans/<name>/plan.json and result.json, so
  * `running`, `done/` and our temporary files (names starting with '.') are
@@ -95,6 +104,14 @@
  * plans (journal_begin()). */
 #define JOURNAL_STAMP_AHEAD_MAX ((int64_t)86400 * 10000)
 
+/* journal_load_plan(), journal_get_result(), journal_load_result(): the
+ * file's seal is missing or wrong: it was planted or altered by a process
+ * without the agent's key (docs/journal.md, "Seals"). The daemon logs it
+ * and calls journal_remove(ts, false), which moves the file to
+ * plans/quarantine/ and keeps the rest of the entry when its plan.json is
+ * sound. */
+#define JOURNAL_FORGED 4
+
 /* Defaults of the de-duplication window (JournalOptions). */
 #define JOURNAL_DONE_MAX_COUNT 1000
 #define JOURNAL_DONE_MAX_AGE   (7 * 24 * 3600)
@@ -159,6 +176,18 @@ typedef struct JournalOpenReport {
          * wall clock: the next stamped plan replaces it. */
         bool stamp_ahead;
         int64_t last_stamp; /* the last accepted Stamp, as loaded and recovered */
+        /* Seals: the file system has no extended attributes, so nothing
+         * is sealed or checked; or the key was made at this open, and
+         * n_sealed files and records found without a seal (written by a
+         * version before seals) were accepted and sealed; n_forged_records
+         * done records were refused for their seal. */
+        bool seal_unsupported;
+        /* The stamp file does not carry its seal: it was ignored, and the
+         * last stamp taken from the plans marked running (0 without). */
+        bool stamp_forged;
+        bool seal_created;
+        unsigned n_sealed;
+        unsigned n_forged_records;
 } JournalOpenReport;
 
 typedef enum JournalState {
@@ -216,9 +245,12 @@ typedef struct Journal Journal;
  * every plan.json whose entry also has `running`; when that is above the
  * file's, the file is rewritten durably (report.stamp_recovered). Entries
  * with plan.json and `running` but no result.json are reported as
- * JOURNAL_INTERRUPTED from now on. opt NULL means JOURNAL_OPTIONS_DEFAULT.
- * Returns 0, -EBUSY when another process has the journal open, or
- * -errno. */
+ * JOURNAL_INTERRUPTED from now on. Loads <storage>/journal.key, or makes
+ * it when there is none, and then accepts and seals the files found
+ * without a seal (an upgrade; report.seal_created, n_sealed). opt NULL
+ * means JOURNAL_OPTIONS_DEFAULT. Returns 0, -EBUSY when another process
+ * has the journal open, -EBADMSG when journal.key is not the agent's
+ * 32-byte file, or -errno. */
 int journal_open(const char *storage, const JournalOptions *opt, Journal **ret);
 
 /* The largest plan.json that a message body of at most body_max bytes
@@ -280,9 +312,10 @@ int journal_next_except(Journal *j, const char *skip_ts, JournalEntry *ret);
 /* Read <ts>/plan.json. The plan of the last entry stored by
  * journal_put_plan() is kept in memory until it is read (one at a time:
  * another stored meanwhile is read from the disk), and handed over
- * as reading the file would give it. Returns 0, JOURNAL_CORRUPT with a
- * sentence in *ret_error (the daemon logs it and drops the entry with
- * journal_remove), -ENOENT, or -errno. Takes no lock across file I/O. */
+ * as reading the file would give it. Returns 0, JOURNAL_CORRUPT or
+ * JOURNAL_FORGED with a sentence in *ret_error (may be NULL; the daemon
+ * logs it and drops the entry with journal_remove), -ENOENT, or -errno.
+ * Takes no lock across file I/O. */
 int journal_load_plan(Journal *j, const char *ts, JournalPlan **ret, char **ret_error);
 
 JournalPlan *journal_plan_free(JournalPlan *p);
@@ -337,15 +370,15 @@ int journal_put_result(Journal *j, const char *ts, const char *text, size_t len,
 /* Read <ts>'s result: from memory when this process stored it (and it was
  * kept), else from result.json, whose SourceID and ReplyTo are read then.
  * Returns 0, JOURNAL_CORRUPT when result.json is not a JSON object (with
- * the text, and no ids), -ENOENT or -errno. Takes no lock across file
- * I/O. */
+ * the text, and no ids), JOURNAL_FORGED (nothing in *ret), -ENOENT or
+ * -errno. Takes no lock across file I/O. */
 int journal_get_result(Journal *j, const char *ts, JournalResult **ret);
 
 JournalResult *journal_result_free(JournalResult *r);
 DEFINE_CLEANUP(JournalResult, journal_result_free)
 
 /* The text of <ts>'s result, as journal_get_result() finds it. Returns 0,
- * -ENOENT or -errno. */
+ * JOURNAL_FORGED, -ENOENT or -errno. */
 int journal_load_result(Journal *j, const char *ts, char **ret_text, size_t *ret_len);
 
 /* Remove entry <ts>. With record, its result is remembered first under the

@@ -402,22 +402,28 @@ static int runner_setup_proc(Runner *r, char **ret_warning)
         return 0;
 }
 
-/* What hide_agent hides from scripts: the storage (the journal, the
- * stamp, every plan's files; the helper keeps the plan's own directory)
- * and the files the configuration came from, by absolute path: resolved
+/* What hide_agent hides from scripts: the storage (the journal, its key,
+ * the stamp, every plan's files; the helper keeps the plan's own
+ * directory), the files the configuration came from and the daemon's log
+ * file (plan IDs, and what scripts printed), by absolute path: resolved
  * when it exists, else made absolute (the storage of `muranoagent run` is
  * made with the first plan). */
 static int runner_setup_agent_paths(Runner *r)
 {
         const ConfigStrv *files = &r->cfg->files;
-        char cwd[PATH_MAX];
+        char cwd[PATH_MAX], buf[PATH_MAX];
+        const char *log = config_log_path(r->cfg, buf, sizeof(buf));
 
-        r->agent_paths = calloc(files->n + 2, sizeof(char *));
+        r->agent_paths = calloc(files->n + 3, sizeof(char *));
         if (!r->agent_paths)
                 return -ENOMEM;
-        for (size_t i = 0; i <= files->n; i++) {
-                const char *path = i == 0 ? r->storage : files->items[i - 1];
-                char *p = realpath(path, NULL);
+        for (size_t i = 0; i <= files->n + 1; i++) {
+                const char *path = i == 0 ? r->storage : i <= files->n ? files->items[i - 1] : log;
+                char *p;
+
+                if (!path)
+                        break;
+                p = realpath(path, NULL);
 
                 if (!p && errno == ENOMEM)
                         return -ENOMEM;

@@ -29,7 +29,7 @@ typedef struct SandboxRun {
         const char *const *writable; /* directories the script may write when the mount
                                       * namespace is on (the workdir always may) */
         size_t n_writable;
-        const char *const *agent_paths; /* the agent's storage and config files, hidden
+        const char *const *agent_paths; /* the agent's storage, config and log files, hidden
                                          * from the script with hide_agent */
         size_t n_agent_paths;
         const char *const *cgroups; /* cgroup directories to join, from cgroup_run_dirs() */

@@ -70,10 +70,16 @@ int file_read_all(const char *path, size_t max, char **ret, size_t *ret_len)
 int file_read_regular_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)
 {
         _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        struct stat st;
 
         if (fd < 0)
                 return -errno;
+        return file_read_regular_fd(fd, max, ret, ret_len);
+}
+
+int file_read_regular_fd(int fd, size_t max, char **ret, size_t *ret_len)
+{
+        struct stat st;
+
         if (fstat(fd, &st) < 0)
                 return -errno;
         if (!S_ISREG(st.st_mode))

@@ -12,3 +12,7 @@ int file_read_all(const char *path, size_t max, char **ret, size_t *ret_len);
  * anything else is -EINVAL, and a file whose size is over max is refused
  * before it is read. The buffer is sized from the file's size up front. */
 int file_read_regular_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
+
+/* The same for a descriptor the caller opened (with O_NOFOLLOW, say, or
+ * to read its attributes too), read from where it is. */
+int file_read_regular_fd(int fd, size_t max, char **ret, size_t *ret_len);

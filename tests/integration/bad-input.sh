@@ -8,7 +8,8 @@
 # answered once with a success result whose Body is null (engine
 # observation 6). The agent keeps consuming: a good plan sent last is
 # answered. A body over max_plan_size is answered at once. Nothing is left
-# in the queue or the journal.
+# in the queue or the journal. A plan planted in the journal and a result
+# forged into it are refused for their seal, and the next plan runs.
 # The plans' scripts are written in single quotes: $1 is theirs.
 # shellcheck disable=SC2016
 # shellcheck source=tests/integration/common.sh
@@ -87,7 +88,10 @@ same "SIGTERM: the agent exits 0" 0 "$AGENT_STATUS"
 
 # A result.json that is no JSON object, found at the next start ahead of a
 # plan: logged and removed (on the thread pool), not published, and the
-# plan behind it runs.
+# plan behind it runs. Both files are written as a version before seals
+# left them: without the agent's key, which the start makes again, accepting
+# what it finds this once (docs/journal.md, "Seals").
+rm "$T/a/storage/journal.key"
 mkdir -p "$T/a/storage/plans/100" "$T/a/storage/plans/200"
 printf '[1]' >"$T/a/storage/plans/100/result.json"
 printf '{"Data": "%s", "Signature": "", "ID": "m-after", "ReplyTo": null}' \
@@ -100,6 +104,33 @@ same "the plan behind it is answered" "$(printf 'm-after\t0')" \
     "$(results_table "$T/res4" | cut -f1,2)"
 same "and nothing else" 0 "$(amqp drain --idle 2000 "$rq")"
 check "the bad result is logged" log_has a "entry 100: result.json is not a JSON object; dropping it"
+same "the journal holds no entry" "" "$(journal_entries a)"
+agent_stop a
+same "SIGTERM: the agent exits 0" 0 "$AGENT_STATUS"
+
+# With the key in place: a plan planted in the journal and a result forged
+# into an entry, by a process without the key. Neither is run nor
+# published: each is logged and moved to plans/quarantine; a plan sent
+# after them still runs.
+mkdir -p "$T/a/storage/plans/300" "$T/a/storage/plans/400"
+printf '{"Data": "%s", "Signature": "", "ID": "m-planted", "ReplyTo": null}' \
+    "$(base64 -w0 "$T/probe")" >"$T/a/storage/plans/300/plan.json"
+printf '{"SourceID": "m-forged", "ErrorCode": 0, "Body": "forged"}' \
+    >"$T/a/storage/plans/400/result.json"
+agent_start a
+agent_wait_consuming a 3 || bail "the agent did not start consuming again"
+amqp publish "$q" "$T/good.json" >/dev/null
+mkdir -p "$T/res5"
+amqp drain --count 1 --idle 10000 --out "$T/res5" "$rq" >/dev/null
+same "only the plan sent is answered" "$(printf 'm-good\t0')" \
+    "$(results_table "$T/res5" | cut -f1,2)"
+same "and nothing else" 0 "$(amqp drain --idle 2000 "$rq")"
+check "the planted plan is logged" log_has a \
+    "entry 300: plan.json does not carry the agent's seal \(planted or altered by a process without its key\); moved to plans/quarantine, never run"
+check "the forged result is logged" log_has a \
+    "entry 400: result.json does not carry the agent's seal"
+same "both are in plans/quarantine" "300.plan.json 400.result.json" \
+    "$(cd "$T/a/storage/plans/quarantine" && echo *)"
 same "the journal holds no entry" "" "$(journal_entries a)"
 agent_stop a
 same "SIGTERM: the agent exits 0" 0 "$AGENT_STATUS"

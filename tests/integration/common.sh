@@ -265,7 +265,7 @@ agent_kill() {
 journal_entries() {
     local d=$T/$1/storage/plans
     [ -d "$d" ] || return 0
-    find "$d" -mindepth 1 -maxdepth 1 -type d ! -name 'done' -printf '%f\n' | sort
+    find "$d" -mindepth 1 -maxdepth 1 -type d ! -name 'done' ! -name 'quarantine' -printf '%f\n' | sort
 }
 
 # ---- plans and results ----------------------------------------------------

@@ -38,9 +38,25 @@ same "the refusal carries no ReplyTo (the plan did not run)" "" \
 
 agent_stop a
 same "SIGTERM: the agent exits 0" 0 "$AGENT_STATUS"
+# A stamp file without the agent's seal (planted) is ignored.
 printf '9223372036854775807' >"$T/a/storage/plans/stamp"
 agent_start a
 agent_wait_consuming a 2 || bail "the agent did not start again"
+check "a stamp file without the agent's seal is ignored, and logged" \
+    log_has a "the stamp file does not carry the agent's seal; ignored \\(last stamp 0\\)"
+agent_stop a
+# One the agent sealed (an engine whose clock was far ahead, say): the
+# seal as journal-seal.c makes it, with the agent's key.
+printf '9223372036854775807' >"$T/a/storage/plans/stamp"
+python3 - "$T/a/storage" <<'PY'
+import hashlib, hmac, os, sys
+key = open(sys.argv[1] + "/journal.key", "rb").read()
+path = sys.argv[1] + "/plans/stamp"
+msg = b"muranoagent-seal-1\0stamp\0stamp\0" + open(path, "rb").read()
+os.setxattr(path, "user.muranoagent.seal", hmac.new(key, msg, hashlib.sha256).digest())
+PY
+agent_start a
+agent_wait_consuming a 3 || bail "the agent did not start again"
 check "a stamp far ahead of the clock is reported at start" \
     log_has a "the last stamp 9223372036854775807 is more than a day ahead"
 same "a plan stamped now still runs" "$(printf 'fresh\t0\t"ran fresh"')" \
