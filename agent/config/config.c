@@ -162,11 +162,12 @@ const size_t config_n_options = ELEMENTSOF(config_options);
  * I/O and /dev/mem, reboot and kexec, the clock, device nodes (a disk
  * opened raw bypasses every hidden path), file handles that bypass mounts
  * (DAC_READ_SEARCH, the "shocker" escape), the kernel log, security
- * policy and audit rules, BPF and perf. */
+ * policy and audit rules, BPF and perf, and the resource limits (SYS_RESOURCE:
+ * rlimits raised, a file system's reserved blocks). */
 #define CONTAINED_CAPS                                                                             \
         "CAP_SYS_ADMIN,CAP_SYS_PTRACE,CAP_SYS_MODULE,CAP_SYS_RAWIO,CAP_SYS_BOOT,CAP_SYS_TIME,"     \
         "CAP_MKNOD,CAP_DAC_READ_SEARCH,CAP_SYSLOG,CAP_MAC_ADMIN,CAP_MAC_OVERRIDE,"                 \
-        "CAP_AUDIT_CONTROL,CAP_BPF,CAP_PERFMON"
+        "CAP_AUDIT_CONTROL,CAP_BPF,CAP_PERFMON,CAP_SYS_RESOURCE"
 
 /* What each profile sets; docs/sandbox.md, "Profiles", explains them.
  * compatible is the defaults and sets nothing. */
