@@ -375,7 +375,7 @@ START_TEST(test_options_from_config)
         ck_assert_str_eq(o.virtual_host, "/");
         ck_assert_str_eq(o.queue, "");
         ck_assert(!o.declare_queue);
-        ck_assert_uint_eq(o.heartbeat, 30);
+        ck_assert_uint_eq(o.heartbeat, 60);
         ck_assert(!o.ssl);
         ck_assert_int_eq(o.ssl_version, CONFIG_SSL_DEFAULT);
         ck_assert_str_eq(o.ca_certs, "");
