@@ -18,10 +18,11 @@
 #
 # It starts a throwaway broker (tests/broker.sh) on 127.0.0.1, the agents
 # (muranoagent of BUILD_DIR), waits until every one consumes and has been
-# idle 5 s, then counts over SECONDS, per process, the context switches of
-# all its threads (voluntary and not, from /proc/PID/task/*/status): each
-# time a thread that slept is woken counts one, so this is the number of
-# wakeups, whatever woke it (a timer, the socket, another thread). Memory
+# idle 5 s, then counts over SECONDS, per process, the voluntary context
+# switches of all its threads (/proc/PID/task/*/status): a thread that was
+# woken goes back to sleep with one, so this is the number of wakeups,
+# whatever woke it (a timer, the socket, another thread); a thread that is
+# preempted on a busy machine does not count twice. Memory
 # is VmRSS and Pss (/proc/PID/smaps_rollup) at the end. Every process it
 # started is stopped by its PID. Run it as root, as the agent runs.
 set -euo pipefail
@@ -61,10 +62,10 @@ trap cleanup EXIT
 # shellcheck disable=SC1091
 . "$broker_dir/env"
 
-# The sum of the context switches of every thread of PID.
+# The sum of the voluntary context switches of every thread of PID.
 switches() {
     cat /proc/"$1"/task/*/status 2>/dev/null |
-        awk '/ctxt_switches/ { n += $2 } END { print n + 0 }'
+        awk '/^voluntary_ctxt_switches/ { n += $2 } END { print n + 0 }'
 }
 pss() { awk '/^Pss:/ { print $2 }' /proc/"$1"/smaps_rollup; }
 rss() { awk '/^VmRSS:/ { print $2 }' /proc/"$1"/status; }
