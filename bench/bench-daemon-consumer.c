@@ -1,19 +1,37 @@
-/* The baseline of bench-daemon: the smallest consumer that does what the
- * agent does for a plan, with nothing else. One rabbitmq-c connection and
- * channel; basic.qos prefetch 1 and manual acks, as the agent; for each
- * message, `sh ./SCRIPT` runs in the current directory through posix_spawn()
- * with stdin /dev/null and stdout read through a pipe, then waitpid(); its
- * stdout (without the final newline) goes back as a small JSON result to
- * the results queue, with the properties the agent gives its results; then
- * the message is acked.
+/* The baseline of bench-daemon, the durable floor: the smallest consumer
+ * that does what the agent does for a plan and keeps the agent's
+ * guarantees, with the fewest flushes. One rabbitmq-c connection and
+ * channel in confirm mode; basic.qos prefetch 1 and manual acks, as the
+ * agent. For each message:
+ *
+ *   1. the message (its id and body) is appended to a preallocated log,
+ *      LOG_NAME in the current directory, and fdatasync()ed: a plan that
+ *      was acked is on the disk (flush 1);
+ *   2. the message is acked;
+ *   3. `sh ./SCRIPT` runs in the current directory through posix_spawn()
+ *      with stdin /dev/null and stdout read through a pipe, then waitpid();
+ *   4. its stdout (without the final newline), as a small JSON result, is
+ *      appended to the log and fdatasync()ed: a result that is published
+ *      can be published again after a crash (flush 2);
+ *   5. the result is published to the results queue, with the properties
+ *      the agent gives its results, and the broker's confirm is taken when
+ *      it comes (the consumer does not wait for it before the next plan,
+ *      as the agent does not; it waits for all of them before it stops).
+ *
+ * The log is written over from its start when a record would not fit: the
+ * records before a confirmed result are no longer needed, and the log is
+ * many plans long. It is preallocated by writing zeros once (when it is
+ * shorter than LOG_SIZE), so that an append changes no file size and no
+ * block map, and its fdatasync() flushes the data alone.
  *
  *     bench-daemon-consumer PORT QUEUE RESULTS_QUEUE
  *
  * SCRIPT is sha.sh for a message whose message_id starts with "sha-" (the
  * bench's 2 MiB plan) and echo.sh otherwise; bench-daemon prepares both, and
  * the file sha.sh reads, in the directory it starts this program in. The
- * plan itself is not read: what the agent does with it (parse, journal,
- * write its files) is what the comparison shows.
+ * plan is logged as it came and not parsed: what the agent does with it
+ * beyond that (parse it, check it, write its files) is what the comparison
+ * shows.
  *
  * It links librabbitmq only, so that its own start-up and memory are those
  * of a minimal C consumer. It runs until SIGTERM (exit status 0, after
@@ -21,6 +39,9 @@
 #include <amqp.h>
 #include <amqp_tcp_socket.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -31,10 +52,17 @@
 
 #define CHANNEL    1
 #define OUTPUT_MAX 4096
+#define LOG_NAME   "floor.log"
+#define LOG_SIZE   (32 << 20)
 
 extern char **environ;
 
 static volatile sig_atomic_t stopping;
+
+static int log_fd = -1;
+static off_t log_pos;
+/* Publishes so far and the confirms the broker sent for them. */
+static uint64_t published, confirmed;
 
 static void on_sigterm(int sig)
 {
@@ -89,6 +117,40 @@ static int run_script(const char *script, char *out, size_t size)
         return 0;
 }
 
+/* The log, made LOG_SIZE bytes of written zeros if it is shorter. */
+static int log_open(void)
+{
+        static const char zeros[1 << 16];
+        struct stat st;
+
+        log_fd = open(LOG_NAME, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (log_fd < 0 || fstat(log_fd, &st) < 0)
+                return -1;
+        if (st.st_size >= LOG_SIZE)
+                return 0;
+        for (off_t at = 0; at < LOG_SIZE; at += (off_t)sizeof(zeros))
+                if (pwrite(log_fd, zeros, sizeof(zeros), at) != (ssize_t)sizeof(zeros))
+                        return -1;
+        return fsync(log_fd);
+}
+
+/* Append one record (kind, the id, the data) and flush it. */
+static int log_append(char kind, const char *id, const void *data, size_t len)
+{
+        uint32_t head[3] = {(uint32_t)kind, (uint32_t)strlen(id), (uint32_t)len};
+        struct iovec iov[3] = {{head, sizeof(head)}, {(void *)id, head[1]}, {(void *)data, len}};
+        size_t total = sizeof(head) + head[1] + len;
+
+        if (total > LOG_SIZE)
+                return -1;
+        if (log_pos + (off_t)total > LOG_SIZE)
+                log_pos = 0;
+        if (pwritev(log_fd, iov, 3, log_pos) != (ssize_t)total)
+                return -1;
+        log_pos += (off_t)total;
+        return fdatasync(log_fd);
+}
+
 /* The result document. The message ids and outputs are the bench's own
  * (hex digits, letters, dashes and spaces), so they need no escaping; a
  * character that would need it is replaced, which the bench then reports
@@ -113,6 +175,9 @@ static int handle(amqp_connection_state_t conn, const amqp_envelope_t *env,
                 snprintf(id, sizeof(id), "%.*s", (int)p->message_id.len,
                          (const char *)p->message_id.bytes);
         json_safe(id);
+        if (log_append('p', id, env->message.body.bytes, env->message.body.len) < 0 ||
+            amqp_basic_ack(conn, CHANNEL, env->delivery_tag, 0) != 0)
+                return -1;
         if (run_script(strncmp(id, "sha-", 4) == 0 ? "sha.sh" : "echo.sh", output, sizeof(output)) <
             0) {
                 code = 1;
@@ -122,6 +187,8 @@ static int handle(amqp_connection_state_t conn, const amqp_envelope_t *env,
         len = snprintf(result, sizeof(result),
                        "{\"SourceID\": \"%s\", \"ErrorCode\": %d, \"Body\": \"%s\"}", id, code,
                        output);
+        if (log_append('r', id, result, (size_t)len) < 0)
+                return -1;
         props = (amqp_basic_properties_t){
                 ._flags = AMQP_BASIC_CONTENT_TYPE_FLAG | AMQP_BASIC_CONTENT_ENCODING_FLAG |
                           AMQP_BASIC_HEADERS_FLAG | AMQP_BASIC_DELIVERY_MODE_FLAG |
@@ -135,7 +202,19 @@ static int handle(amqp_connection_state_t conn, const amqp_envelope_t *env,
         if (amqp_basic_publish(conn, CHANNEL, amqp_empty_bytes, amqp_cstring_bytes(results_queue),
                                0, 0, &props, (amqp_bytes_t){(size_t)len, result}) != 0)
                 return -1;
-        return amqp_basic_ack(conn, CHANNEL, env->delivery_tag, 0) != 0 ? -1 : 0;
+        published++;
+        return 0;
+}
+
+/* A frame that is not a delivery: a confirm is counted, anything else is
+ * none of our business. */
+static void take_frame(const amqp_frame_t *f)
+{
+        if (f->frame_type == AMQP_FRAME_METHOD && f->payload.method.id == AMQP_BASIC_ACK_METHOD) {
+                const amqp_basic_ack_t *ack = f->payload.method.decoded;
+
+                confirmed = ack->multiple ? ack->delivery_tag : confirmed + 1;
+        }
 }
 
 int main(int argc, char **argv)
@@ -151,6 +230,10 @@ int main(int argc, char **argv)
                 fprintf(stderr, "usage: bench-daemon-consumer PORT QUEUE RESULTS_QUEUE\n");
                 return 2;
         }
+        if (log_open() < 0) {
+                perror("bench-daemon-consumer: " LOG_NAME);
+                return 1;
+        }
         conn = amqp_new_connection();
         sock = amqp_tcp_socket_new(conn);
         if (!sock || amqp_socket_open(sock, "127.0.0.1", port) != AMQP_STATUS_OK) {
@@ -162,6 +245,9 @@ int main(int argc, char **argv)
                 return 1;
         amqp_channel_open(conn, CHANNEL);
         if (fail("channel.open", amqp_get_rpc_reply(conn)) < 0)
+                return 1;
+        amqp_confirm_select(conn, CHANNEL);
+        if (fail("confirm.select", amqp_get_rpc_reply(conn)) < 0)
                 return 1;
         amqp_basic_qos(conn, CHANNEL, 0, 1, 0);
         if (fail("basic.qos", amqp_get_rpc_reply(conn)) < 0)
@@ -191,8 +277,10 @@ int main(int argc, char **argv)
                         if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
                             r.library_error == AMQP_STATUS_UNEXPECTED_STATE) {
                                 amqp_frame_t frame;
-                                if (amqp_simple_wait_frame(conn, &frame) == AMQP_STATUS_OK)
+                                if (amqp_simple_wait_frame(conn, &frame) == AMQP_STATUS_OK) {
+                                        take_frame(&frame);
                                         continue;
+                                }
                         }
                         fail("consuming", r);
                         break;
@@ -203,6 +291,15 @@ int main(int argc, char **argv)
                         fprintf(stderr, "bench-daemon-consumer: cannot publish or ack\n");
                         break;
                 }
+        }
+        /* The results published are confirmed before the connection
+         * closes (a few seconds at most). */
+        for (int i = 0; stopping && confirmed < published && i < 50; i++) {
+                struct timeval tv = {.tv_usec = 100 * 1000};
+                amqp_frame_t frame;
+
+                if (amqp_simple_wait_frame_noblock(conn, &frame, &tv) == AMQP_STATUS_OK)
+                        take_frame(&frame);
         }
         if (stopping)
                 amqp_connection_close(conn, AMQP_REPLY_SUCCESS);

@@ -20,7 +20,7 @@ static void usage(FILE *f)
               "  --dir DIR            work directory and the disk agent's storage "
               "(/var/tmp)\n"
               "  --shm-dir DIR        the shm agent's storage (/dev/shm)\n"
-              "  --only LETTERS       run only these: b baseline, d agent (disk), "
+              "  --only LETTERS       run only these: b the durable floor, d agent (disk), "
               "s agent (shm),\n"
               "                       e agent B (disk), c agent B (shm)\n"
               "  --agent PATH         muranoagent (the build tree's)\n"

@@ -2,9 +2,11 @@
  * by side on one broker, in one run. The consumers all run at once, each on
  * its own plan queue and results queue:
  *
- *   baseline      bench-daemon-consumer: prefetch 1, manual ack, and for
- *                 each message posix_spawn(`sh ./echo.sh`) + waitpid in a
- *                 prepared directory, then a small result, then the ack
+ *   floor         bench-daemon-consumer, the durable floor: prefetch 1;
+ *                 for each message, appended to a log and fdatasync()ed,
+ *                 the ack, posix_spawn(`sh ./echo.sh`) + waitpid in a
+ *                 prepared directory, a small result appended to the log
+ *                 and fdatasync()ed, then published with confirms
  *   agent (disk)  muranoagent with the default configuration (sandbox on,
  *                 cgroup = auto) and its storage below DIR (a disk)
  *   agent (shm)   the same with its storage below SHMDIR (tmpfs), to tell
@@ -158,7 +160,7 @@ static int setup(Bench *b)
             asprintf(&storage[3], "%s/c", b->shmdir ? b->shmdir : "") < 0)
                 rc = -ENOMEM;
         else
-                rc = add_target(b, 'b', "baseline", TARGET_BASELINE, b->workdir, NULL);
+                rc = add_target(b, 'b', "floor", TARGET_BASELINE, b->workdir, NULL);
         if (rc == 0)
                 rc = add_target(b, 'd', "agent (disk)", TARGET_AGENT, b->workdir, storage[0]);
         if (rc == 0)

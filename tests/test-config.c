@@ -106,7 +106,7 @@ static void assert_defaults_except_file(const Config *c)
         ck_assert_uint_eq(c->agent.body_max_depth, 200);
         ck_assert_uint_eq(c->agent.body_max_memory, 268435456);
         ck_assert(!c->agent.declare_queue);
-        ck_assert_uint_eq(c->agent.heartbeat, 30);
+        ck_assert_uint_eq(c->agent.heartbeat, 60);
         ck_assert(!c->agent.verify_hostname);
         ck_assert_uint_eq(c->agent.reconnect_max_delay, 60);
 

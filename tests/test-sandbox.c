@@ -21,6 +21,7 @@
 #include "child/child.h"
 #include "config/config.h"
 #include "sandbox/sandbox-direct.h"
+#include "sandbox/sandbox-steps.h"
 #include "sandbox/sandbox.h"
 #include "util/macro.h"
 #include "test-lib.h"
@@ -696,6 +697,77 @@ static void run_both(const struct ConfigSandbox *s, const SandboxRun *run, Outco
         free(helper.out);
 }
 
+/* What a file of dir holds ("" when it is empty or missing). */
+static void read_small(const char *dir, const char *name, char *buf, size_t size)
+{
+        char path[PATH_MAX];
+        ssize_t n = 0;
+        int fd;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                n = read(fd, buf, size - 1);
+                close(fd);
+        }
+        buf[n > 0 ? n : 0] = '\0';
+}
+
+static void touch(const char *dir, const char *name)
+{
+        char path[PATH_MAX];
+        int fd;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+}
+
+/* A v1 cgroup (it has "tasks") is joined through "tasks", which moves the
+ * one thread without the kernel's RCU wait; a v2 one through cgroup.procs;
+ * a directory with neither is a failure that names it. Regular files stand
+ * in for the cgroup files. */
+START_TEST(test_join_cgroups)
+{
+        char v1[] = "/tmp/test-sandbox-v1-XXXXXX", v2[] = "/tmp/test-sandbox-v2-XXXXXX";
+        char none[] = "/tmp/test-sandbox-none-XXXXXX", got[64], want[256];
+        SandboxStepError e = {{0}};
+
+        ck_assert_ptr_nonnull(mkdtemp(v1));
+        ck_assert_ptr_nonnull(mkdtemp(v2));
+        ck_assert_ptr_nonnull(mkdtemp(none));
+        touch(v1, "tasks");
+        touch(v1, "cgroup.procs");
+        touch(v2, "cgroup.procs");
+        ck_assert_int_eq(sandbox_steps_join_cgroups((const char *const[]){v1, v2}, 2, &e), 0);
+        read_small(v1, "tasks", got, sizeof(got));
+        ck_assert_str_eq(got, "0");
+        read_small(v1, "cgroup.procs", got, sizeof(got));
+        ck_assert_str_eq(got, "");
+        read_small(v2, "cgroup.procs", got, sizeof(got));
+        ck_assert_str_eq(got, "0");
+
+        ck_assert_int_eq(sandbox_steps_join_cgroups((const char *const[]){v2, none}, 2, &e), -1);
+        snprintf(want, sizeof(want), "cgroup %s", none);
+        ck_assert_str_eq(e.what, want);
+        ck_assert_int_eq(e.err, ENOENT);
+
+        for (int i = 0; i < 2; i++) {
+                const char *d = i == 0 ? v1 : v2;
+                char path[PATH_MAX];
+
+                snprintf(path, sizeof(path), "%s/tasks", d);
+                (void)unlink(path);
+                snprintf(path, sizeof(path), "%s/cgroup.procs", d);
+                (void)unlink(path);
+        }
+        ck_assert_int_eq(rmdir(v1), 0);
+        ck_assert_int_eq(rmdir(v2), 0);
+        ck_assert_int_eq(rmdir(none), 0);
+}
+END_TEST
+
 /* Every step, seen from inside the script: identity (as root), limits,
  * no_new_privs, the exact environment, the directory, the status fd closed. */
 START_TEST(test_direct_features)
@@ -883,6 +955,7 @@ static Suite *sandbox_suite(void)
         tcase_add_test(tc, test_user_may_read);
         tcase_add_test(tc, test_build_runs);
         tcase_add_test(tc, test_direct_features);
+        tcase_add_test(tc, test_join_cgroups);
         tcase_add_test(tc, test_direct_capabilities);
         tcase_add_loop_test(tc, test_direct_failures, 0, ELEMENTSOF(failures));
         tcase_add_test(tc, test_direct_oom_score_adj);

@@ -115,7 +115,7 @@ const ConfigOption config_options[] = {
         STR(AGENT, "body_open_root", agent.body_open_root, "", CONFIG_OPT_ABSPATH),
         BOOL(AGENT, "declare_queue", agent.declare_queue, "false"),
         /* AMQP carries the heartbeat as a 16-bit number of seconds. */
-        UINT(AGENT, "heartbeat", agent.heartbeat, "30", 0, 65535),
+        UINT(AGENT, "heartbeat", agent.heartbeat, "60", 0, 65535),
         BOOL(AGENT, "verify_hostname", agent.verify_hostname, "false"),
         UINT(AGENT, "reconnect_max_delay", agent.reconnect_max_delay, "60", 1, 3600),
         /* Not [DEFAULT] log_format: oslo.log once had that option, a Python

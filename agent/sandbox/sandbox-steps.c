@@ -286,26 +286,39 @@ int sandbox_steps_chdir(const char *dir, SandboxStepError *e)
         return 0;
 }
 
+/* Write "0" (the writer) to dir/name: 0, or an errno. */
+static int write_zero(const char *dir, const char *name)
+{
+        size_t len = strlen(dir), name_len = strlen(name);
+        char path[PATH_MAX];
+        int fd, err;
+
+        if (len + 1 + name_len + 1 > sizeof(path))
+                return ENAMETOOLONG;
+        memcpy(path, dir, len);
+        path[len] = '/';
+        memcpy(path + len + 1, name, name_len + 1);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return errno;
+        err = write(fd, "0", 1) == 1 ? 0 : errno ? errno : EIO;
+        close(fd);
+        return err;
+}
+
 int sandbox_steps_join_cgroups(const char *const *dirs, size_t n, SandboxStepError *e)
 {
-        static const char procs[] = "/cgroup.procs";
-
         for (size_t i = 0; i < n; i++) {
-                size_t len = strlen(dirs[i]);
-                char path[PATH_MAX];
-                int fd, err = ENAMETOOLONG;
+                /* A v1 cgroup has "tasks", which moves the writing thread
+                 * alone, without the lock on every thread group that
+                 * cgroup.procs takes and its RCU grace period (10 ms per
+                 * hierarchy on the CI machine when scripts are spaced
+                 * out). The caller has one thread, so that moves the
+                 * process. A v2 cgroup has no "tasks". */
+                int err = write_zero(dirs[i], "tasks");
 
-                if (len + sizeof(procs) <= sizeof(path)) {
-                        memcpy(path, dirs[i], len);
-                        memcpy(path + len, procs, sizeof(procs));
-                        fd = open(path, O_WRONLY | O_CLOEXEC);
-                        err = fd < 0 ? errno : 0;
-                        /* "0" is the writer, in v1 and v2 alike. */
-                        if (fd >= 0 && write(fd, "0", 1) != 1)
-                                err = errno ? errno : EIO;
-                        if (fd >= 0)
-                                close(fd);
-                }
+                if (err == ENOENT)
+                        err = write_zero(dirs[i], "cgroup.procs");
                 if (err) {
                         StepText t = step_begin(e, "cgroup ", err);
 

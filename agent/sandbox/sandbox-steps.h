@@ -84,8 +84,10 @@ int sandbox_steps_die_with_parent(pid_t parent, int alive_fd, SandboxStepError *
 
 int sandbox_steps_chdir(const char *dir, SandboxStepError *e);
 
-/* Move the calling process into each cgroup directory dirs[i] (writes "0"
- * to its cgroup.procs); "cgroup <dir>" on failure. */
+/* Move the calling process, which must have one thread, into each cgroup
+ * directory dirs[i]: "0" written to its "tasks" (v1, the cheap way, see
+ * sandbox-steps.c), or to its cgroup.procs where there is no "tasks" (v2);
+ * "cgroup <dir>" on failure. */
 int sandbox_steps_join_cgroups(const char *const *dirs, size_t n, SandboxStepError *e);
 
 /* Fill e with "exec PROGRAM" and err. */

@@ -14,9 +14,11 @@
  * leading newline) or SubjectPublicKeyInfo ("-----BEGIN PUBLIC KEY-----").
  * Whitespace around every line is ignored.
  *
- * This module is the OpenSSL adapter: OpenSSL's error queue is cleared on
- * every path, so no error of ours is left for another OpenSSL user in the
- * process (libcurl, the AMQP TLS connection). A SignatureKey is immutable
+ * The key is parsed here and checked with OpenSSL's BN and SHA-256 code
+ * only, without its provider machinery (signature.c says why). OpenSSL's
+ * error queue is cleared on every path where OpenSSL reported an error, so
+ * no error of ours is left for another OpenSSL user in the process
+ * (libcurl, the AMQP TLS connection). A SignatureKey is immutable
  * once made and may be used by several threads at once. Nothing here
  * logs; error texts never contain key material. */
 #pragma once

@@ -190,8 +190,10 @@ static bool no_listener(int status, int cause, bool ssl)
 
 /* rabbitmq-c's text for status, with the detail it does not give: the
  * certificate problem, OpenSSL's reason for a failed handshake, or why a
- * connect failed. */
-static char *status_text(int status, int saved_errno)
+ * connect failed. OpenSSL's error queue is read and cleared for a TLS
+ * connection only: the first call into it initialises OpenSSL's error
+ * state, which a plain connection never needs. */
+static char *status_text(int status, int saved_errno, bool tls)
 {
         char detail[256] = "";
         char *s;
@@ -209,7 +211,8 @@ static char *status_text(int status, int saved_errno)
         } else if (status == AMQP_STATUS_SOCKET_ERROR && saved_errno) {
                 snprintf(detail, sizeof(detail), ": %s", strerror(saved_errno));
         }
-        ERR_clear_error();
+        if (tls)
+                ERR_clear_error();
         return asprintf(&s, "%s%s", amqp_error_string2(status), detail) < 0 ? NULL : s;
 }
 
@@ -345,7 +348,7 @@ int transport_connect(Transport *t, const ConfigHost *broker, char **ret_reason)
                 int cause = status == AMQP_STATUS_SOCKET_ERROR
                                     ? connect_errno(host, broker->port, 2000)
                                     : 0;
-                _cleanup_free_ char *text = status_text(status, cause);
+                _cleanup_free_ char *text = status_text(status, cause, o->ssl);
                 io->no_listener = no_listener(status, cause, o->ssl);
                 amqp_destroy_connection(conn);
                 return fail(ret_reason, cause ? -cause : transport_status_errno(status),

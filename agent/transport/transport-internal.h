@@ -247,7 +247,8 @@ typedef struct TransportIo {
         unsigned epoch;     /* the current connection's number; 0 before the first */
         unsigned heartbeat; /* negotiated */
         uint64_t last_inbound_ns;
-        size_t broker_index; /* the broker to try next */
+        uint64_t last_heartbeat_ns; /* our last heartbeat frame (or the session's start) */
+        size_t broker_index;        /* the broker to try next */
         size_t failed_in_round;
         /* transport_connect(): the last attempt found nothing listening
          * (refused, unreachable, timed out at the TCP connect). */

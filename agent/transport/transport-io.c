@@ -16,12 +16,17 @@
  * with queued frames alone. No envelope API (amqp_consume_message) is used,
  * so there is no amqp_destroy_envelope() to forget.
  *
- * Heartbeats: poll() wakes at least every heartbeat/2 seconds; every read
- * call lets rabbitmq-c send a heartbeat frame when one is due. A broker that
- * sends nothing at all (not even heartbeats) for twice the heartbeat is
- * declared gone. rabbitmq-c notices that in a read; the thread also keeps
- * the time of the last inbound byte itself, so that the guarantee rests on
- * code here and not on a detail of the library's timers.
+ * Heartbeats: the thread sends one whenever it is awake and its last one
+ * is a quarter of the heartbeat old, and sleeps at most until the next one
+ * is due (a heartbeat after the last) or the broker is overdue. An idle
+ * broker sends its own heartbeat every heartbeat/2, which wakes the thread,
+ * so ours ride on those wake-ups and an idle connection costs the thread
+ * two wake-ups per heartbeat and no timer of its own (docs/transport.md,
+ * "Heartbeats"). A broker that sends nothing at all (not even heartbeats)
+ * for twice the heartbeat is declared gone. rabbitmq-c notices that in a
+ * read; the thread also keeps the time of the last inbound byte itself, so
+ * that the guarantee rests on code here and not on a detail of the
+ * library's timers.
  *
  * Commands carry the number of the connection they were made for; one for
  * an earlier connection is dropped, and the loop thread reports its publish
@@ -371,19 +376,41 @@ static int drain(Transport *t, bool stopping, char **ret_reason, bool *ret_polit
         }
 }
 
-/* The poll() timeout: wake for the next heartbeat duty. */
+/* Our heartbeat, when the last one is a quarter of the heartbeat old (see
+ * the top of the file). amqp_send_frame() also moves rabbitmq-c's own
+ * deadline for the next one, so the library sends none of its own. */
+static int heartbeat_send(Transport *t, uint64_t now, char **ret_reason)
+{
+        TransportIo *io = &t->io;
+        amqp_frame_t f = {.frame_type = AMQP_FRAME_HEARTBEAT, .channel = 0};
+        int status;
+
+        if (io->heartbeat == 0 ||
+            now - io->last_heartbeat_ns < (uint64_t)io->heartbeat * 1000 * NSEC_PER_MSEC / 4)
+                return 0;
+        status = amqp_send_frame(io->conn, &f);
+        if (status != AMQP_STATUS_OK)
+                return status_lost(t, status, "cannot send a heartbeat to", ret_reason);
+        io->last_heartbeat_ns = now;
+        return 0;
+}
+
+/* The poll() timeout: until our next heartbeat is due or the broker's is
+ * overdue, whichever comes first. */
 static int session_timeout(const TransportIo *io, uint64_t now)
 {
-        uint64_t hb_ns, dead, wait;
+        uint64_t hb_ns, due, dead;
 
         if (io->heartbeat == 0)
                 return -1;
         hb_ns = (uint64_t)io->heartbeat * 1000 * NSEC_PER_MSEC;
+        due = io->last_heartbeat_ns + hb_ns;
         dead = io->last_inbound_ns + 2 * hb_ns;
-        wait = hb_ns / 2;
-        if (dead > now && dead - now < wait)
-                wait = dead - now;
-        return (int)((wait + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
+        if (dead < due)
+                due = dead;
+        if (due <= now)
+                return 0;
+        return (int)((due - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
 }
 
 /* Serve the connection until it fails (negative errno, *ret_reason set) or
@@ -393,7 +420,7 @@ static int io_session(Transport *t, char **ret_reason, bool *ret_polite)
         TransportIo *io = &t->io;
         int sock = amqp_get_sockfd(io->conn);
 
-        io->last_inbound_ns = now_ns();
+        io->last_inbound_ns = io->last_heartbeat_ns = now_ns();
         for (;;) {
                 struct pollfd p[2] = {{.fd = sock, .events = POLLIN},
                                       {.fd = t->wake_fd, .events = POLLIN}};
@@ -414,6 +441,9 @@ static int io_session(Transport *t, char **ret_reason, bool *ret_polite)
                 if (io->heartbeat &&
                     now - io->last_inbound_ns >= 2ULL * io->heartbeat * 1000 * NSEC_PER_MSEC)
                         return heartbeat_lost(t, ret_reason);
+                r = heartbeat_send(t, now, ret_reason);
+                if (r < 0)
+                        return r;
                 r = poll(p, 2, session_timeout(io, now));
                 if (r < 0 && errno != EINTR)
                         return lost(ret_reason, -errno, "poll() failed: %s", strerror(errno));
