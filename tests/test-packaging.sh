@@ -121,7 +121,7 @@ check "systemd-analyze verify muranoagent.service is clean" verify muranoagent.s
 packaging/systemd-dump.sh "$root" muranoagent.service >"$tmp/unit"
 has() { grep -qxF "$(printf '\t\t%s' "$2")" "$1"; }
 for p in "Type: notify" "NotifyAccess: main" "WatchdogSec: 1min" "Restart: on-failure" \
-    "RestartSec: 10s" "TimeoutStartSec: 30min" "TimeoutStopSec: 1min 30s" "KillMode: mixed" \
+    "RestartSec: 10s" "TimeoutStartSec: 30min" "TimeoutStopSec: 1min 30s" "TimeoutAbortSec: 15s" "KillMode: mixed" \
     "Delegate: yes" "OOMPolicy: continue" "OOMScoreAdjust: -900" "LockPersonality: yes" "RestrictRealtime: yes" \
     "ProtectSystem: no" "ProtectHostname: no" "ProtectClock: no" \
     "DevicePolicy: auto" "UMask: 0022" "Wants: network-online.target (origin-file)" \
@@ -160,11 +160,11 @@ for p in "DropIn Path: $root/lib/systemd/system/murano-agent.service.d/muranoage
     check "murano-agent.service with the drop-in: $p" has "$tmp/murano" "$p"
 done
 # Every setting the drop-in repeats must have the unit's value.
-props=$'^\t\t((Restart|RestartSec|WatchdogSec|NotifyAccess|TimeoutStopSec|KillMode|Delegate|OOMPolicy|OOMScoreAdjust|LockPersonality|RestrictRealtime|Documentation|ProtectSystem|UMask|DevicePolicy): |(After|Wants): (network-online.target|cloud-init.service|cloud-config.service) )'
+props=$'^\t\t((Restart|RestartSec|WatchdogSec|NotifyAccess|TimeoutStopSec|TimeoutAbortSec|KillMode|Delegate|OOMPolicy|OOMScoreAdjust|LockPersonality|RestrictRealtime|Documentation|ProtectSystem|UMask|DevicePolicy): |(After|Wants): (network-online.target|cloud-init.service|cloud-config.service) )'
 grep -E "$props" "$tmp/unit" | sort >"$tmp/unit-props"
 grep -E "$props" "$tmp/murano" | sort >"$tmp/murano-props"
 count=$(wc -l <"$tmp/unit-props")
-check "the 20 settings compared are all there ($count)" test "$count" -eq 20
+check "the 21 settings compared are all there ($count)" test "$count" -eq 21
 same_file "the drop-in gives Murano's unit the same settings as muranoagent.service" \
     "$tmp/unit-props" "$tmp/murano-props"
 # systemd's dump leaves these out; compare the files' lines.

@@ -14,6 +14,8 @@
 # is cut (SIGKILL to QEMU) while a plan's script runs, the VM boots again
 # from the same disk, and the results queue gets exactly one result for that
 # plan: the journal's "interrupted" answer, the script not started again.
+# Then a plan's script freezes the agent with SIGSTOP: systemd's watchdog
+# kills it, Restart= brings it back, and that plan gets one answer too.
 #   tests/test-vm.sh [BUILD_DIR]                default BUILD_DIR: build
 # Runs as root. The package is found or built as tests/test-image.sh does.
 # The VM's network reaches nothing but a private rabbitmq-server on the
@@ -361,6 +363,43 @@ run_checks() {
     check "$name: the plan queue is empty" test "$(amqp count "$q")" = "0 1"
 }
 
+# ---- a frozen agent -----------------------------------------------------------
+# freeze_checks: a plan's script stops the agent with SIGSTOP (the default
+# profile lets a root script find it). systemd's watchdog must kill it
+# (WatchdogSec, then TimeoutAbortSec), Restart= must bring it back, and the
+# plan must get exactly one answer, "interrupted", its script not run again.
+freeze_checks() {
+    local freeze_id got t0
+
+    freeze_id=$(snd --queue "$q" --no-wait --sign-key "$tmp/engine.pem" \
+        "$data/Resources/freeze.template" 2>"$tmp/freeze.err")
+    check "ours: the freeze plan is published" test $? -eq 0
+    note <"$tmp/freeze.err"
+    deadline=$(($(date +%s) + 120))
+    until grep -q 'muranoagent-vm: the freeze plan stops the agent' "$console"; do
+        [ "$(date +%s)" -lt "$deadline" ] || break
+        sleep 0.2
+    done
+    check "ours: the freeze plan's script stops the agent" \
+        grep -q 'muranoagent-vm: the freeze plan stops the agent' "$console"
+    t0=$(date +%s)
+    mkdir -p "$tmp/freeze"
+    got=$(amqp drain --count 1 --idle 240000 --timeout 300 --out "$tmp/freeze" "$rq")
+    echo "# ours: the frozen agent's plan was answered $(($(date +%s) - t0)) s after the freeze"
+    got=$((got + $(amqp drain --idle 3000 --out "$tmp/freeze-more" "$rq")))
+    check "ours, frozen agent: exactly one result ($got)" test "$got" = 1
+    check "ours, frozen agent: it is the freeze plan's, ErrorCode 103" \
+        test "$(result SourceID "$tmp/freeze/00001.body") $(result ErrorCode "$tmp/freeze/00001.body")" \
+        = "$freeze_id 103"
+    status ours-freeze
+    check "ours, frozen agent: the status plan runs after it" test $? -eq 0
+    note <"$tmp/status-ours-freeze"
+    check "ours, frozen agent: systemd restarted the agent once" \
+        test "$(field NRestarts "$tmp/status-ours-freeze")" = 1
+    check "ours, frozen agent: the freeze plan's script started once, and not again" \
+        test "$(field freeze_runs "$tmp/status-ours-freeze")" = 1
+}
+
 # ---- 1. Murano's own user-data --------------------------------------------------
 # As LinuxMuranoInstance builds it: Agent-v2.template filled and base64-coded
 # into linux-init.sh, after murano-init.sh with its three service files;
@@ -487,6 +526,7 @@ EOF
         test "$(field sleep_runs "$tmp/status-ours-after")" = 1
     check "ours, after the power cut: nothing else in the results queue" \
         test "$(amqp drain --idle 2000 "$rq")" = 0
+    freeze_checks
 else
     show_console "$console" 60
 fi
