@@ -118,6 +118,11 @@ const ConfigOption config_options[] = {
         UINT(AGENT, "heartbeat", agent.heartbeat, "30", 0, 65535),
         BOOL(AGENT, "verify_hostname", agent.verify_hostname, "false"),
         UINT(AGENT, "reconnect_max_delay", agent.reconnect_max_delay, "60", 1, 3600),
+        /* Durable Body calls, resume and reboots (docs/daemon.md). */
+        BOOL(AGENT, "durable_calls", agent.durable_calls, "true"),
+        UINT(AGENT, "reboot_exit_code", agent.reboot_exit_code, "0", 0, 255),
+        STR(AGENT, "reboot_command", agent.reboot_command, "systemctl reboot", CONFIG_OPT_NONEMPTY),
+        UINT(AGENT, "max_reboots", agent.max_reboots, "3", 0, 1000),
 
         /* [sandbox]: ours. The profile comes first: its presets are applied
          * before the options a source sets (config-load.c). */

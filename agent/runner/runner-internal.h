@@ -36,6 +36,7 @@ typedef struct RunnerJob {
         json_t *reply_to;  /* owned: ReplyTo of the result */
         char *id;          /* owned: the plan ID as text, safe as a file name */
         unsigned timeout;  /* seconds for the whole plan, 0 = none */
+        char *calls_dir;   /* owned: the entry whose call log records the Body, or NULL */
         runner_done_cb done;
         void *userdata;
         uv_thread_t thread;
@@ -51,6 +52,7 @@ typedef struct RunnerJob {
         bool result_ready; /* the result is posted; the thread cleans up */
         bool thread_done;  /* the thread has ended: join it */
         json_t *result;    /* written by the plan thread before result_ready */
+        bool suspended;    /* likewise: no result, the plan resumes at the next start */
         /* Written by the plan thread before its first request, read by the
          * loop thread while it runs requests (the lock orders the two). */
         char *cache_dir; /* the plan's files directory, writable in the sandbox */
@@ -91,6 +93,7 @@ struct Runner {
          * the plan's files. A plan started meanwhile gets its thread when
          * this one has ended. NULL when none. */
         RunnerJob *finishing;
+        char *next_calls_dir; /* owned: runner_set_call_log() for the next start */
         runner_idle_cb idle_cb;
         void *idle_userdata;
         bool stopping;

@@ -218,6 +218,7 @@ struct BodyValue {
                         char *mode;
                         bool readable, writable;
                         bool universal; /* newline=None: "\r\n" and "\r" read as "\n" */
+                        char *mem;      /* owned: the drawn content fp reads, or NULL */
                 } file;
                 uint8_t uuid[16];
                 struct {
