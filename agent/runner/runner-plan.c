@@ -178,6 +178,15 @@ static json_t *plan_make_executors(PlanRun *p)
         return NULL;
 }
 
+/* The result of a plan that its call log ended. */
+static json_t *durable_end_result(PlanRun *p)
+{
+        const char *message;
+        int code = runner_durable_end(p->durable, &message);
+
+        return error_result(p->job, code, message, NULL);
+}
+
 static json_t *plan_run_body(PlanRun *p)
 {
         RunnerJob *job = p->job;
@@ -185,7 +194,6 @@ static json_t *plan_run_body(PlanRun *p)
         const json_t *body = json_object_get(job->plan, "Body");
         BodyLimits lim = BODY_LIMITS_DEFAULT;
         BodyHost host = {.userdata = p, .call_script = plan_call_script, .cwd = plan_cwd};
-        const char *end_message;
         _cleanup_free_ const char **names = calloc(p->n_scripts + 1, sizeof(*names));
         BodyOutcome out = {0};
         json_t *res = NULL;
@@ -222,8 +230,7 @@ static json_t *plan_run_body(PlanRun *p)
                 /* The call log ended the plan (interrupted, diverged, a
                  * reboot refused), whatever the Body made of it. */
                 body_outcome_clear(&out);
-                return error_result(job, runner_durable_end(p->durable, &end_message), end_message,
-                                    NULL);
+                return durable_end_result(p);
         }
         if (rc < 0)
                 res = error_result(job, 1, strerror(-rc), NULL);
@@ -282,8 +289,6 @@ static json_t *plan_run(PlanRun *p)
         if (!job->cache_dir)
                 return error_result(job, 1, "out of memory", NULL);
         if (job->calls_dir) {
-                const char *end_message;
-
                 rc = runner_durable_open(job->calls_dir, job->runner->cfg, job->plan, job->id,
                                          &p->durable);
                 if (rc < 0) {
@@ -293,8 +298,7 @@ static json_t *plan_run(PlanRun *p)
                         return error_result(job, 1, msg, NULL);
                 }
                 if (rc > 0)
-                        return error_result(job, runner_durable_end(p->durable, &end_message),
-                                            end_message, NULL);
+                        return durable_end_result(p);
         }
         res = plan_run_body(p);
         if (runner_durable_rebooting(p->durable) &&
