@@ -48,7 +48,7 @@ typedef struct JournalCalls JournalCalls;
 
 /* Open (create when missing) the call log of entry directory dir, read its
  * records, and cut off a torn last record (with an fsync). A new file's
- * name is made durable (fsync of dir). Returns 0 with *ret; or
+ * name is not fsync'd (docs/journal.md says why). Returns 0 with *ret; or
  * JOURNAL_CALLS_DAMAGED with *ret_error (owned) saying where; or -errno. */
 int journal_calls_open(const char *dir, JournalCalls **ret, char **ret_error);
 
