@@ -279,9 +279,21 @@ START_TEST(test_durable_replay)
 }
 END_TEST
 
-/* The call that has a start and no end was running when the agent died:
- * 103 naming it, not run again. */
-START_TEST(test_durable_in_flight)
+/* A plan its call log ends: a call that has a start and no end was
+ * running when the agent died (103 naming it, not run again), and a Body
+ * that calls another script than the log holds diverged (108 naming both).
+ * The script never starts a second time. */
+static const struct {
+        const char *again; /* the script the second run's Body calls */
+        bool cut;          /* cut the log's end record first */
+        int code;
+        const char *says;
+} end_cases[] = {
+        {"c", true, 103, "during call 0, c(), which was not run again"},
+        {"other", false, 108, "it asked for call 0, other() where the call log"},
+};
+
+START_TEST(test_durable_ends)
 {
         char dir[128];
         const json_t *body;
@@ -290,30 +302,13 @@ START_TEST(test_durable_in_flight)
         ck_assert_int_eq(mkdir(dir, 0700), 0);
         put("input", "x");
         run_durable("c");
-        cut_last_record();
-        body = run_durable("c");
-        ck_assert_int_eq(json_integer_value(json_object_get(durable_result, "ErrorCode")), 103);
-        ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(body, "Message")),
-                                     "during call 0, c(), which was not run again"));
-        ck_assert_int_eq(starts(), 1);
-        durable_teardown();
-}
-END_TEST
-
-/* A Body that calls another script than the log holds: 108 naming both. */
-START_TEST(test_durable_diverged)
-{
-        char dir[128];
-        const json_t *body;
-
-        snprintf(dir, sizeof(dir), "%s/entry", fx.storage);
-        ck_assert_int_eq(mkdir(dir, 0700), 0);
-        put("input", "x");
-        run_durable("c");
-        body = run_durable("other");
-        ck_assert_int_eq(json_integer_value(json_object_get(durable_result, "ErrorCode")), 108);
-        ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(body, "Message")),
-                                     "it asked for call 0, other() where the call log"));
+        if (end_cases[_i].cut)
+                cut_last_record();
+        body = run_durable(end_cases[_i].again);
+        ck_assert_int_eq(json_integer_value(json_object_get(durable_result, "ErrorCode")),
+                         end_cases[_i].code);
+        ck_assert_ptr_nonnull(
+                strstr(json_string_value(json_object_get(body, "Message")), end_cases[_i].says));
         ck_assert_int_eq(starts(), 1);
         durable_teardown();
 }
@@ -324,8 +319,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_result_before_removal);
         tcase_add_test(tc, test_start_while_removing);
         tcase_add_test(tc, test_durable_replay);
-        tcase_add_test(tc, test_durable_in_flight);
-        tcase_add_test(tc, test_durable_diverged);
+        tcase_add_loop_test(tc, test_durable_ends, 0, (int)ELEMENTSOF(end_cases));
 }
 
 int main(void)

@@ -119,11 +119,13 @@ static int call_digest(const BodyCall *call, char hex[65])
         return 0;
 }
 
-/* Append a record; what is appended is past the replay. */
-static int append(RunnerDurable *d, char kind, const json_t *rec, bool sync)
+/* Append a record, taking rec (NULL: out of memory); what is appended is
+ * past the replay. */
+static int append(RunnerDurable *d, char kind, json_t *rec, bool sync)
 {
-        int r = journal_calls_append(d->log, kind, rec, sync);
+        int r = rec ? journal_calls_append(d->log, kind, rec, sync) : -ENOMEM;
 
+        json_decref(rec);
         d->cursor = journal_calls_count(d->log);
         return r;
 }
@@ -234,7 +236,6 @@ static int record_end(RunnerDurable *d, size_t idx, int rc, const json_t *res,
                       const BodyCallError *err, bool boot)
 {
         json_t *rec;
-        int r;
 
         if (rc == 0)
                 rec = json_pack("{s:I, s:O, s:b}", "call", (json_int_t)idx, "result", (json_t *)res,
@@ -243,11 +244,7 @@ static int record_end(RunnerDurable *d, size_t idx, int rc, const json_t *res,
                 rec = json_pack("{s:I, s:{s:i, s:s, s:O?}}", "call", (json_int_t)idx, "error",
                                 "code", err->code, "message", err->message ? err->message : "",
                                 "additionalInfo", err->additional_info);
-        if (!rec)
-                return -ENOMEM;
-        r = append(d, JOURNAL_CALL_END, rec, true);
-        json_decref(rec);
-        return r;
+        return append(d, JOURNAL_CALL_END, rec, true);
 }
 
 /* The call asked for a reboot: when its exit code is the reboot code, the
@@ -282,7 +279,6 @@ static int reboot(RunnerDurable *d, size_t idx, const char *name, ProcRunner *pr
         const char *argv[] = {"/bin/sh", "-c", d->cfg->agent.reboot_command, NULL};
         ProcRequest req = {.argv = argv, .cwd = "/", .what = "the reboot command"};
         ProcResult res = {0};
-        json_t *rec;
         int r;
 
         if (d->reboots >= d->cfg->agent.max_reboots)
@@ -290,11 +286,8 @@ static int reboot(RunnerDurable *d, size_t idx, const char *name, ProcRunner *pr
                                 "Script %s asked for a reboot, and the plan has already rebooted "
                                 "%u times, the most [agent] max_reboots allows",
                                 name, d->reboots);
-        rec = json_pack("{s:I, s:s}", "call", (json_int_t)idx, "boot", d->boot);
-        if (!rec)
-                return -ENOMEM;
-        r = append(d, JOURNAL_CALL_REBOOT, rec, true);
-        json_decref(rec);
+        r = append(d, JOURNAL_CALL_REBOOT,
+                   json_pack("{s:I, s:s}", "call", (json_int_t)idx, "boot", d->boot), true);
         if (r < 0)
                 return r;
         d->reboots++;
@@ -356,7 +349,6 @@ int runner_durable_call(RunnerDurable *d, const BodyCall *call, runner_durable_r
         size_t idx = d->n_calls++;
         char digest[65], name[256], asked[512];
         bool rerun = false;
-        json_t *rec;
         int rc, r;
 
         if (call_digest(call, digest) < 0)
@@ -410,12 +402,11 @@ int runner_durable_call(RunnerDurable *d, const BodyCall *call, runner_durable_r
                 }
         }
         if (!rerun) {
-                rec = json_pack("{s:I, s:s, s:s, s:s, s:s}", "call", (json_int_t)idx, "name", name,
-                                "script", call->script, "args", digest, "boot", d->boot);
-                if (!rec)
-                        return -ENOMEM;
-                rc = append(d, JOURNAL_CALL_START, rec, true);
-                json_decref(rec);
+                rc = append(d, JOURNAL_CALL_START,
+                            json_pack("{s:I, s:s, s:s, s:s, s:s}", "call", (json_int_t)idx, "name",
+                                      name, "script", call->script, "args", digest, "boot",
+                                      d->boot),
+                            true);
                 if (rc < 0)
                         return rc;
         }
@@ -453,7 +444,6 @@ int runner_durable_draw(RunnerDurable *d, const char *kind, const char *what, ch
         _cleanup_free_ char *b64 = NULL;
         StrBuf buf = STRBUF_INIT;
         char asked[512];
-        json_t *rec;
         int r;
 
         if (d->cursor < journal_calls_count(d->log)) {
@@ -483,14 +473,12 @@ int runner_durable_draw(RunnerDurable *d, const char *kind, const char *what, ch
                 strbuf_free(&buf);
                 return r;
         }
-        rec = json_pack("{s:s, s:s, s:s}", "kind", kind, "what", what ? what : "", "value", b64);
-        if (!rec)
-                return -ENOMEM;
         /* Not fsync'd: what the Body drew matters only once a script call
          * depends on it, and that call's start record is fsync'd first. */
-        r = append(d, JOURNAL_CALL_VALUE, rec, false);
-        json_decref(rec);
-        return r;
+        return append(
+                d, JOURNAL_CALL_VALUE,
+                json_pack("{s:s, s:s, s:s}", "kind", kind, "what", what ? what : "", "value", b64),
+                false);
 }
 
 bool runner_durable_finish(RunnerDurable *d)
