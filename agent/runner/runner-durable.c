@@ -24,6 +24,7 @@ struct RunnerDurable {
         const Config *cfg;
         const json_t *plan; /* borrowed: Scripts' Options */
         const char *id;     /* borrowed: for logs */
+        char **cwd;         /* borrowed: the plan's working directory (exec.h io_cwd) */
         char boot[64];      /* this boot's ID, "" when unknown */
         size_t cursor;      /* next record to replay; == count: live */
         size_t n_calls;     /* calls the Body made so far */
@@ -65,7 +66,7 @@ static int end_plan(RunnerDurable *d, int code, const char *fmt, ...)
 }
 
 int runner_durable_open(const char *dir, const Config *cfg, const json_t *plan, const char *plan_id,
-                        RunnerDurable **ret)
+                        char **cwd, RunnerDurable **ret)
 {
         RunnerDurable *d = calloc(1, sizeof(*d));
         char *error = NULL;
@@ -76,6 +77,7 @@ int runner_durable_open(const char *dir, const Config *cfg, const json_t *plan, 
         d->cfg = cfg;
         d->plan = plan;
         d->id = plan_id;
+        d->cwd = cwd;
         read_boot_id(d->boot);
         r = journal_calls_open(dir, &d->log, &error);
         if (r < 0) {
@@ -215,10 +217,21 @@ static int reboot_code(const RunnerDurable *d, const char *script)
 }
 
 /* A recorded end: the result, or the error, as the call gave them. */
-static int replay_end(const JournalCallRecord *e, json_t **ret, BodyCallError *err)
+static int replay_end(RunnerDurable *d, const JournalCallRecord *e, json_t **ret,
+                      BodyCallError *err)
 {
         const json_t *res = json_object_get(e->data, "result");
         const json_t *er = json_object_get(e->data, "error");
+        const char *cwd = json_string_value(json_object_get(e->data, "cwd"));
+
+        /* Where the call left the plan's working directory, for open(). */
+        if (cwd) {
+                char *c = strdup(cwd);
+                if (!c)
+                        return -ENOMEM;
+                free(*d->cwd);
+                *d->cwd = c;
+        }
 
         if (res) {
                 *ret = json_deep_copy(res);
@@ -238,12 +251,12 @@ static int record_end(RunnerDurable *d, size_t idx, int rc, const json_t *res,
         json_t *rec;
 
         if (rc == 0)
-                rec = json_pack("{s:I, s:O, s:b}", "call", (json_int_t)idx, "result", (json_t *)res,
-                                "reboot", boot);
+                rec = json_pack("{s:I, s:O, s:b, s:s?}", "call", (json_int_t)idx, "result",
+                                (json_t *)res, "reboot", boot, "cwd", *d->cwd);
         else
-                rec = json_pack("{s:I, s:{s:i, s:s, s:O?}}", "call", (json_int_t)idx, "error",
+                rec = json_pack("{s:I, s:{s:i, s:s, s:O?}, s:s?}", "call", (json_int_t)idx, "error",
                                 "code", err->code, "message", err->message ? err->message : "",
-                                "additionalInfo", err->additional_info);
+                                "additionalInfo", err->additional_info, "cwd", *d->cwd);
         return append(d, JOURNAL_CALL_END, rec, true);
 }
 
@@ -380,7 +393,7 @@ int runner_durable_call(RunnerDurable *d, const BodyCall *call, runner_durable_r
                                  "call %zu, %s(), finished before the restart: its "
                                  "recorded result is used, it does not run again",
                                  idx, name);
-                        rc = replay_end(e, ret, err);
+                        rc = replay_end(d, e, ret, err);
                         if (!json_is_true(json_object_get(e->data, "reboot")))
                                 return rc;
                         if (peek(d) && peek(d)->kind == JOURNAL_CALL_REBOOT &&

@@ -30,10 +30,12 @@ typedef int (*runner_durable_run_fn)(void *userdata, const BodyCall *call, json_
                                      BodyCallError *err);
 
 /* Open the call log of the entry in dir for the plan plan_id (for logs).
- * Returns 0 with *ret; 1 when the log cannot be used (damaged), with the
- * plan's end set (runner_durable_end()); or -errno. */
+ * *cwd is the plan's working directory (exec.h, io_cwd): recorded with
+ * each call's end, and set again when the call is replayed. Returns 0
+ * with *ret; 1 when the log cannot be used (damaged), with the plan's end
+ * set (runner_durable_end()); or -errno. */
 int runner_durable_open(const char *dir, const Config *cfg, const json_t *plan, const char *plan_id,
-                        RunnerDurable **ret);
+                        char **cwd, RunnerDurable **ret);
 
 /* BodyHost.call_script through the log: replay a recorded call, or run it
  * with run and record it. Asks for a reboot when the script's exit code
