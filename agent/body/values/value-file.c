@@ -170,10 +170,11 @@ static int read_for_draw(BodyVM *vm, const char *path, int flags, StrBuf *b)
  * is read whole, handed to the host (which may replace it with what the
  * Body read before a crash), and read from memory. Returns the stream, or
  * NULL with an exception pending; *ret_mem is the memory it reads. */
-static FILE *open_drawn(BodyVM *vm, const char *path, int flags, const char *shown, char **ret_mem)
+static FILE *open_drawn(BodyVM *vm, const char *path, int flags, const char *shown, char **ret_mem,
+                        size_t *ret_mem_size)
 {
         _cleanup_strbuf_ StrBuf b = STRBUF_INIT;
-        char *value = NULL;
+        char *value = NULL, *mem;
         size_t len;
         FILE *fp;
         int r = read_for_draw(vm, path, flags, &b);
@@ -198,13 +199,23 @@ static FILE *open_drawn(BodyVM *vm, const char *path, int flags, const char *sho
                 free(value);
                 return raise_errno(vm, e > 0 ? e : EIO, shown);
         }
-        fp = fmemopen(value + 1, len - 1, "r");
+        /* The content counts against the Body's memory while the file is
+         * open, as the strings read from it would. */
+        mem = bv_mem_alloc(vm, len);
+        if (!mem) {
+                free(value);
+                return NULL;
+        }
+        memcpy(mem, value, len);
+        free(value);
+        fp = fmemopen(mem + 1, len - 1, "r");
         if (!fp) {
                 int e = errno;
-                free(value);
+                bv_mem_free(vm, mem, len);
                 return raise_errno(vm, e, shown);
         }
-        *ret_mem = value;
+        *ret_mem = mem;
+        *ret_mem_size = len;
         return fp;
 }
 
@@ -218,6 +229,7 @@ BodyValue *bv__builtin_open(BodyVM *vm, BodyValue *self, BodyValue **args, size_
         const char *path, *mode = "r", *cwd = NULL;
         int flags, fd, plus = 0, kind = 0;
         char fmode[4], *mem = NULL;
+        size_t mem_size = 0;
         FILE *fp;
         BodyValue *f;
 
@@ -283,7 +295,7 @@ BodyValue *bv__builtin_open(BodyVM *vm, BodyValue *self, BodyValue **args, size_
         if (vm->limits.open_root)
                 flags |= O_NOFOLLOW;
         if (kind == 'r' && !plus && vm->host && vm->host->draw) {
-                fp = open_drawn(vm, path, flags, a[0]->str.data, &mem);
+                fp = open_drawn(vm, path, flags, a[0]->str.data, &mem, &mem_size);
                 if (!fp)
                         return NULL;
                 goto made;
@@ -310,7 +322,8 @@ made : {
         f = bv__alloc(vm, BV_FILE, ln + lm);
         if (!f) {
                 fclose(fp);
-                free(mem);
+                if (mem)
+                        bv_mem_free(vm, mem, mem_size);
                 return NULL;
         }
         f->file.name = memcpy(f + 1, a[0]->str.data, ln);
@@ -321,6 +334,7 @@ made : {
         f->file.writable = kind != 'r' || plus;
         f->file.universal = !(a[5] && a[5]->kind == BV_STR);
         f->file.mem = mem;
+        f->file.mem_size = mem_size;
         vm->open_files++;
         return f;
 }
@@ -333,7 +347,8 @@ static int file_close(BodyVM *vm, BodyValue *f)
                 return 0;
         r = fclose(f->file.fp);
         f->file.fp = NULL;
-        free(f->file.mem);
+        if (f->file.mem)
+                bv_mem_free(vm, f->file.mem, f->file.mem_size);
         f->file.mem = NULL;
         vm->open_files--;
         if (r != 0) {

@@ -267,7 +267,8 @@ void bv__file_release(BodyValue *v)
                 v->vm->open_files--;
         }
         v->file.fp = NULL;
-        free(v->file.mem);
+        if (v->file.mem)
+                bv_mem_free(v->vm, v->file.mem, v->file.mem_size);
         v->file.mem = NULL;
 }
 
