@@ -310,6 +310,12 @@ static int reboot(RunnerDurable *d, size_t idx, const char *name, ProcRunner *pr
         r = procs->run(procs->userdata, &req, &res);
         if (r < 0)
                 return r;
+        /* The machine stopped the agent while the command ran (systemd
+         * stops every service for the reboot): the reboot is under way. */
+        if (res.failure_kind == PROC_FAIL_STOPPED) {
+                proc_result_clear(&res);
+                return -ECANCELED;
+        }
         if (res.failure || res.exit_code != 0) {
                 r = end_plan(d, RUNNER_CODE_REBOOT_FAIL,
                              "Script %s asked for a reboot, and the reboot command failed: %s",
