@@ -14,6 +14,9 @@
 # is cut (SIGKILL to QEMU) while a plan's script runs, the VM boots again
 # from the same disk, and the results queue gets exactly one result for that
 # plan: the journal's "interrupted" answer, the script not started again.
+# Then a plan whose first script asks for a reboot: the VM reboots (QEMU
+# ends with it), boots again, and the plan goes on: one result, ErrorCode 0,
+# each script started once.
 #   tests/test-vm.sh [BUILD_DIR]                default BUILD_DIR: build
 # Runs as root. The package is found or built as tests/test-image.sh does.
 # The VM's network reaches nothing but a private rabbitmq-server on the
@@ -492,6 +495,48 @@ EOF
         test "$(field sleep_runs "$tmp/status-ours-after")" = 1
     check "ours, after the power cut: nothing else in the results queue" \
         test "$(amqp drain --idle 2000 "$rq")" = 0
+
+    # A reboot on request (durable calls, docs/daemon.md): the plan's first
+    # script exits 194, the agent records it and runs `systemctl reboot`,
+    # and QEMU (-no-reboot) ends with the guest's reboot; booted again, the
+    # agent resumes the plan: one result with both outputs, the two boot
+    # IDs, each script started once.
+    reboot_id=$(snd --queue "$q" --no-wait --sign-key "$tmp/engine.pem" "$data/Resources/reboot.template" 2>"$tmp/reboot.err")
+    st=$?
+    note <"$tmp/reboot.err"
+    check "ours: the reboot plan is published" test $st -eq 0
+    deadline=$(($(date +%s) + 300))
+    while kill -0 "$qemu_pid" 2>/dev/null && [ "$(date +%s)" -lt "$deadline" ]; do
+        sleep 0.5
+    done
+    check "ours: the VM rebooted for the plan (QEMU ended with the guest)" \
+        test "$(kill -0 "$qemu_pid" 2>/dev/null && echo running || echo ended)" = ended
+    check "ours: no result came before the reboot" test "$(amqp drain --idle 1000 "$rq")" = 0
+    power_off
+    boot ours
+    wait_consuming "$q" 600
+    check "ours, after the requested reboot: the agent consumes again" test $? -eq 0
+    mkdir -p "$tmp/rebooted"
+    got=$(amqp drain --count 1 --idle 120000 --timeout 180 --out "$tmp/rebooted" "$rq")
+    got=$((got + $(amqp drain --idle 3000 --out "$tmp/rebooted-more" "$rq")))
+    check "ours, after the requested reboot: exactly one result ($got)" test "$got" = 1
+    python3 - "$tmp/rebooted/00001.body" "$reboot_id" >"$tmp/rebooted.check" 2>&1 <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+b = r.get("Body")
+print("source", "same" if r.get("SourceID") == sys.argv[2] else "differs: %r" % r.get("SourceID"))
+print("code", r.get("ErrorCode"))
+print("body", "two boot IDs" if isinstance(b, list) and len(b) == 2 and len(b[0]) == 36 and
+      len(b[1]) == 36 and b[0] != b[1] else "differs: %r" % b)
+EOF
+    note <"$tmp/rebooted.check"
+    check "ours, after the requested reboot: ErrorCode 0, both outputs, from two boots" \
+        test "$(cat "$tmp/rebooted.check")" = "$(printf 'source same\ncode 0\nbody two boot IDs')"
+    status ours-rebooted
+    check "ours, after the requested reboot: the status plan runs" test $? -eq 0
+    note <"$tmp/status-ours-rebooted"
+    check "ours, after the requested reboot: each script started once" \
+        test "$(field reboot_first_runs "$tmp/status-ours-rebooted") $(field reboot_second_runs "$tmp/status-ours-rebooted")" = "1 1"
 else
     show_console "$console" 60
 fi

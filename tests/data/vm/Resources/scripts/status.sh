@@ -15,3 +15,5 @@ echo "VmRSS=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$pid/status")"
 echo "rejected=$({ cat /var/log/murano-agent.log; journalctl -b -o cat -u "$unit"; } 2>/dev/null |
     grep -c 'rejecting a message: required signature was not found')"
 echo "sleep_runs=$(wc -l 2>/dev/null </var/lib/muranoagent-vm-sleep || echo 0)"
+echo "reboot_first_runs=$(wc -l 2>/dev/null </var/lib/muranoagent-vm-reboot-first || echo 0)"
+echo "reboot_second_runs=$(wc -l 2>/dev/null </var/lib/muranoagent-vm-reboot-second || echo 0)"
