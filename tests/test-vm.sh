@@ -323,6 +323,28 @@ status() {
     result Body "$tmp/status.json" >"$tmp/status-$1"
 }
 
+# drain_one NAME WHAT: drain the results queue into $tmp/NAME (the first
+# result waited for up to two minutes, then whatever else comes) and check
+# that exactly one came.
+drain_one() {
+    local got
+    mkdir -p "$tmp/$1"
+    got=$(amqp drain --count 1 --idle 120000 --timeout 180 --out "$tmp/$1" "$rq")
+    got=$((got + $(amqp drain --idle 3000 --out "$tmp/$1-more" "$rq")))
+    check "$2: exactly one result ($got)" test "$got" = 1
+}
+
+# result_and_status NAME WHAT FILE WANT: check WHAT, that FILE (what a
+# check of the one result printed) holds WANT; then run the status plan
+# (its lines in $tmp/status-NAME) and check that it ran.
+result_and_status() {
+    note <"$3"
+    check "$2" test "$(cat "$3")" = "$4"
+    status "$1"
+    check "${2%%:*}: the status plan runs" test $? -eq 0
+    note <"$tmp/status-$1"
+}
+
 # ---- a booted VM: what both flows must show ------------------------------------
 # run_checks NAME UNIT TYPE
 run_checks() {
@@ -467,10 +489,7 @@ st=$?
 check "ours, after the power cut: the agent consumes again" test $st -eq 0
 if [ $st -eq 0 ]; then
     echo "# ours: boot to consuming after the power cut: $boot_seconds s ($accel)"
-    mkdir -p "$tmp/after"
-    got=$(amqp drain --count 1 --idle 120000 --timeout 180 --out "$tmp/after" "$rq")
-    got=$((got + $(amqp drain --idle 3000 --out "$tmp/after-more" "$rq")))
-    check "ours, after the power cut: exactly one result ($got)" test "$got" = 1
+    drain_one after "ours, after the power cut"
     python3 - "$tmp/after/00001.body" "$sleep_id" >"$tmp/after.check" 2>&1 <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -485,12 +504,8 @@ print("source", "same" if r.get("SourceID") == sys.argv[2] else "differs: %r" % 
 print("code", r.get("ErrorCode"))
 print("body", "same" if r.get("Body") in want else "differs: %r" % r.get("Body"))
 EOF
-    note <"$tmp/after.check"
-    check "ours, after the power cut: it is the sleep plan's, ErrorCode 103, interrupted" \
-        test "$(cat "$tmp/after.check")" = "$(printf 'source same\ncode 103\nbody same')"
-    status ours-after
-    check "ours, after the power cut: the status plan runs" test $? -eq 0
-    note <"$tmp/status-ours-after"
+    result_and_status ours-after "ours, after the power cut: it is the sleep plan's, ErrorCode 103, interrupted" \
+        "$tmp/after.check" "$(printf 'source same\ncode 103\nbody same')"
     check "ours, after the power cut: the sleep plan's script started once, and not again" \
         test "$(field sleep_runs "$tmp/status-ours-after")" = 1
     check "ours, after the power cut: nothing else in the results queue" \
@@ -516,10 +531,7 @@ EOF
     boot ours
     wait_consuming "$q" 600
     check "ours, after the requested reboot: the agent consumes again" test $? -eq 0
-    mkdir -p "$tmp/rebooted"
-    got=$(amqp drain --count 1 --idle 120000 --timeout 180 --out "$tmp/rebooted" "$rq")
-    got=$((got + $(amqp drain --idle 3000 --out "$tmp/rebooted-more" "$rq")))
-    check "ours, after the requested reboot: exactly one result ($got)" test "$got" = 1
+    drain_one rebooted "ours, after the requested reboot"
     python3 - "$tmp/rebooted/00001.body" "$reboot_id" >"$tmp/rebooted.check" 2>&1 <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -529,12 +541,8 @@ print("code", r.get("ErrorCode"))
 print("body", "two boot IDs" if isinstance(b, list) and len(b) == 2 and len(b[0]) == 36 and
       len(b[1]) == 36 and b[0] != b[1] else "differs: %r" % b)
 EOF
-    note <"$tmp/rebooted.check"
-    check "ours, after the requested reboot: ErrorCode 0, both outputs, from two boots" \
-        test "$(cat "$tmp/rebooted.check")" = "$(printf 'source same\ncode 0\nbody two boot IDs')"
-    status ours-rebooted
-    check "ours, after the requested reboot: the status plan runs" test $? -eq 0
-    note <"$tmp/status-ours-rebooted"
+    result_and_status ours-rebooted "ours, after the requested reboot: ErrorCode 0, both outputs, from two boots" \
+        "$tmp/rebooted.check" "$(printf 'source same\ncode 0\nbody two boot IDs')"
     check "ours, after the requested reboot: each script started once" \
         test "$(field reboot_first_runs "$tmp/status-ours-rebooted") $(field reboot_second_runs "$tmp/status-ours-rebooted")" = "1 1"
 else
