@@ -12,7 +12,11 @@
  * the median and 99th percentile of both in milliseconds and the ratio of
  * the medians. Targets (issue 4): within 2x of the baseline and below 3 ms.
  * A third row, for explanation only, times what the file system alone
- * costs for the plan's file: writing and removing 22 bytes in DIR.
+ * costs for the plan's file: writing and removing 22 bytes in DIR. A
+ * fourth, interleaved with the others, runs the same plan with durable
+ * calls (runner_set_call_log(): its one call and the values its Body draws
+ * recorded in a call log in DIR, docs/daemon.md), the call log removed
+ * after each: what durable calls cost a plan of one call.
  *
  *     build/bench/bench-exec [--config-file FILE] [N] [DIR]
  *
@@ -24,6 +28,7 @@
  * lines go to /dev/null, so that a terminal's speed is not measured. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <jansson.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -84,15 +89,19 @@ static void on_plan_done(Runner *r, json_t *result, void *userdata)
         st->result = result;
 }
 
-/* One plan through the runner. Returns its duration in ms, or a negative
- * value when it failed. */
-static double run_plan(uv_loop_t *loop, Runner *runner, const json_t *plan)
+/* One plan through the runner; with calls_dir, with durable calls whose
+ * log is made there (and removed after). Returns its duration in ms, or a
+ * negative value when it failed. */
+static double run_plan(uv_loop_t *loop, Runner *runner, const json_t *plan, const char *calls_dir)
 {
         PlanState st = {0};
         const json_t *code, *body;
-        double t0 = bench_now_ms();
+        double t0;
         int rc;
 
+        if (calls_dir && (mkdir(calls_dir, 0700) < 0 || runner_set_call_log(runner, calls_dir) < 0))
+                return -1;
+        t0 = bench_now_ms();
         rc = runner_start(runner, plan, NULL, NULL, on_plan_done, &st);
         if (rc < 0) {
                 fprintf(stderr, "runner_start: %s\n", strerror(-rc));
@@ -112,6 +121,13 @@ static double run_plan(uv_loop_t *loop, Runner *runner, const json_t *plan)
                 return -1;
         }
         json_decref(st.result);
+        if (calls_dir) {
+                char path[PATH_MAX];
+
+                snprintf(path, sizeof(path), "%s/calls", calls_dir);
+                if (unlink(path) < 0 || rmdir(calls_dir) < 0)
+                        return -1;
+        }
         return st.t_done - t0;
 }
 
@@ -285,20 +301,21 @@ int main(int argc, char **argv)
         }
         size_t n = argc > argi ? strtoul(argv[argi], NULL, 10) : 300;
         const char *tmpdir = argc > argi + 1 ? argv[argi + 1] : getenv("TMPDIR");
-        char *root = NULL, *storage = NULL, *dir = NULL;
+        char *root = NULL, *storage = NULL, *dir = NULL, *calls = NULL;
         char *warning = NULL, *error = NULL;
         double *plan_ms = calloc(n ? n : 1, sizeof(double));
         double *base_ms = calloc(n ? n : 1, sizeof(double));
         double *file_ms = calloc(n ? n : 1, sizeof(double));
+        double *durable_ms = calloc(n ? n : 1, sizeof(double));
         json_t *plan = json_loads(plan_text, 0, NULL);
         PlanError perr = {0};
         Config *cfg = NULL;
         Runner *runner = NULL;
-        Stats ps, bs, fs;
+        Stats ps, bs, fs, ds;
         uv_loop_t loop;
         int rc, status = 1;
 
-        if (n == 0 || !plan_ms || !base_ms || !file_ms || !plan) {
+        if (n == 0 || !plan_ms || !base_ms || !file_ms || !durable_ms || !plan) {
                 fprintf(stderr, "usage: %s [--config-file FILE] [N > 0] [DIR]\n", argv[0]);
                 return 2;
         }
@@ -313,7 +330,8 @@ int main(int argc, char **argv)
         }
         storage = path_of(root, "storage");
         dir = path_of(root, "baseline");
-        rc = storage && dir ? make_baseline_dir(dir) : -ENOMEM;
+        calls = path_of(root, "entry");
+        rc = storage && dir && calls ? make_baseline_dir(dir) : -ENOMEM;
         if (rc < 0) {
                 fprintf(stderr, "%s: %s\n", dir, strerror(-rc));
                 goto out;
@@ -333,20 +351,23 @@ int main(int argc, char **argv)
         }
 
         for (size_t i = 0; i < WARMUP; i++)
-                if (run_plan(&loop, runner, plan) < 0 || run_baseline(dir) < 0)
+                if (run_plan(&loop, runner, plan, NULL) < 0 || run_baseline(dir) < 0 ||
+                    run_plan(&loop, runner, plan, calls) < 0)
                         goto out_runner;
         /* Interleaved, alternating which goes first, so that drift in the
          * machine's load or frequency hits both alike. */
         for (size_t i = 0; i < n; i++) {
                 if (i % 2 == 0) {
-                        plan_ms[i] = run_plan(&loop, runner, plan);
+                        plan_ms[i] = run_plan(&loop, runner, plan, NULL);
+                        durable_ms[i] = run_plan(&loop, runner, plan, calls);
                         base_ms[i] = run_baseline(dir);
                 } else {
                         base_ms[i] = run_baseline(dir);
-                        plan_ms[i] = run_plan(&loop, runner, plan);
+                        durable_ms[i] = run_plan(&loop, runner, plan, calls);
+                        plan_ms[i] = run_plan(&loop, runner, plan, NULL);
                 }
                 file_ms[i] = run_file_churn(dir);
-                if (plan_ms[i] < 0 || base_ms[i] < 0 || file_ms[i] < 0) {
+                if (plan_ms[i] < 0 || base_ms[i] < 0 || file_ms[i] < 0 || durable_ms[i] < 0) {
                         fprintf(stderr, "run %zu failed\n", i);
                         goto out_runner;
                 }
@@ -354,6 +375,7 @@ int main(int argc, char **argv)
         ps = summarise(plan_ms, n);
         bs = summarise(base_ms, n);
         fs = summarise(file_ms, n);
+        ds = summarise(durable_ms, n);
 
         printf("one plan, Body `return echo().stdout`, echo.sh: echo hello\n");
         printf("%zu runs each, interleaved; configuration: %s%s%s\n", n,
@@ -363,11 +385,14 @@ int main(int argc, char **argv)
         print_row("runner (one plan)", &ps);
         print_row("baseline (sh -c ./echo.sh)", &bs);
         print_row("(write + unlink of a file)", &fs);
+        print_row("runner, durable calls", &ds);
         printf("ratio runner / baseline (median): %.2fx, target <= %.0fx: %s\n",
                ps.median_ms / bs.median_ms, TARGET_RATIO,
                ps.median_ms / bs.median_ms <= TARGET_RATIO ? "met" : "NOT met");
         printf("runner median below %.0f ms: %s\n", TARGET_MS,
                ps.median_ms < TARGET_MS ? "met" : "NOT met");
+        printf("durable calls cost the plan of one call (median): %+.3f ms\n",
+               ds.median_ms - ps.median_ms);
         status = 0;
 
 out_runner:
@@ -381,6 +406,7 @@ out:
         free(root);
         free(storage);
         free(dir);
+        free(calls);
         config_free(cfg);
         log_close();
         free(warning);
@@ -388,6 +414,7 @@ out:
         free(plan_ms);
         free(base_ms);
         free(file_ms);
+        free(durable_ms);
         json_decref(plan);
         return status;
 }

@@ -317,6 +317,9 @@ static void setup(void)
         ck_assert_int_eq(config_new_default(&cfg), 0);
         cfg->sandbox.enabled = false;
         cfg->agent.stop_grace = 0;
+        /* The daemon finds a plan's call log in the journal's storage. */
+        free(cfg->storage);
+        cfg->storage = strdup(storage);
         free(cfg->rabbitmq.result_routing_key);
         cfg->rabbitmq.result_routing_key = strdup("results");
         ck_assert_int_eq(uv_loop_init(&loop), 0);

@@ -18,6 +18,7 @@
 #include "config/config.h"
 #include "result/result.h"
 #include "runner/runner.h"
+#include "util/fileio.h"
 #include "util/macro.h"
 
 #define PLAN_FMT                                                                                   \
@@ -278,6 +279,160 @@ START_TEST(test_cancel_idle)
 }
 END_TEST
 
+/* --- durable calls (runner-durable.h) ---------------------------------- */
+
+/* A Body that draws a UUID, a hash (the hash key), a file's
+ * content, and calls a script that counts its starts. */
+#define DURABLE_FMT                                                                                \
+        "{\"FormatVersion\": \"2.1.0\", \"ID\": \"d\", \"Action\": \"Execute\","                   \
+        " \"Body\": \"import uuid\\nu = str(uuid.uuid4())\\n"                                      \
+        "s = hash('abc')\\n"                                                                       \
+        "f = open('%s/input').read()\\n"                                                           \
+        "x = %s().stdout.strip()\\nreturn [u, s, f, x]\","                                         \
+        " \"Scripts\": {\"%s\": {\"Type\": \"Application\", \"Version\": \"1.0.0\","               \
+        " \"EntryPoint\": \"f\", \"Files\": [], \"Options\": {\"captureStdout\": true}}},"         \
+        " \"Files\": {\"f\": {\"Name\": \"c.sh\", \"BodyType\": \"Text\","                         \
+        " \"Body\": \"#!/bin/sh\\necho x >> %s/count\\necho ran\\n\"}}}"
+
+static json_t *durable_result;
+
+static void on_durable_done(Runner *r, json_t *result, void *userdata)
+{
+        json_decref(durable_result);
+        durable_result = result;
+}
+
+static json_t *run_durable(const char *script)
+{
+        char text[2048], dir[128];
+        _cleanup_json_ json_t *plan = NULL;
+
+        snprintf(text, sizeof(text), DURABLE_FMT, fx.storage, script, script, fx.storage);
+        plan = json_loads(text, 0, NULL);
+        ck_assert_ptr_nonnull(plan);
+        snprintf(dir, sizeof(dir), "%s/entry", fx.storage);
+        ck_assert_int_eq(runner_set_call_log(fx.runner, dir), 0);
+        ck_assert_int_eq(runner_start(fx.runner, plan, NULL, NULL, on_durable_done, NULL), 0);
+        ck_assert_int_eq(uv_run(&fx.loop, UV_RUN_DEFAULT), 0);
+        ck_assert_ptr_nonnull(durable_result);
+        return json_object_get(durable_result, "Body");
+}
+
+static void put(const char *name, const char *text)
+{
+        char path[128];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", fx.storage, name);
+        f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(text, f);
+        fclose(f);
+}
+
+static int starts(void)
+{
+        char path[128], line[16];
+        int n = 0;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/count", fx.storage);
+        f = fopen(path, "r");
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof(line), f))
+                n++;
+        fclose(f);
+        return n;
+}
+
+/* Cut the call log's last record, as a kill during the call leaves it. */
+static void cut_last_record(void)
+{
+        char path[128];
+        char *text = NULL, *last;
+        size_t len;
+
+        snprintf(path, sizeof(path), "%s/entry/calls", fx.storage);
+        ck_assert_int_eq(file_read_all(path, 1 << 20, &text, &len), 0);
+        last = strstr(text, "\nE ");
+        ck_assert_ptr_nonnull(last);
+        ck_assert_int_eq(truncate(path, last + 1 - text), 0);
+        free(text);
+}
+
+static void durable_teardown(void)
+{
+        char path[128];
+
+        json_decref(durable_result);
+        durable_result = NULL;
+        for (const char *const *n = (const char *const[]){"entry/calls", "input", "count", NULL};
+             *n; n++) {
+                snprintf(path, sizeof(path), "%s/%s", fx.storage, *n);
+                (void)unlink(path);
+        }
+        snprintf(path, sizeof(path), "%s/entry", fx.storage);
+        (void)rmdir(path);
+}
+
+/* Run again on its call log, the Body gets what it got: the same UUID,
+ * hash, file content (though the file changed) and script result, and the
+ * script does not start again. */
+START_TEST(test_durable_replay)
+{
+        char dir[128];
+        _cleanup_free_ char *first = NULL, *second = NULL;
+
+        snprintf(dir, sizeof(dir), "%s/entry", fx.storage);
+        ck_assert_int_eq(mkdir(dir, 0700), 0);
+        put("input", "before");
+        first = json_dumps(run_durable("c"), JSON_COMPACT);
+        ck_assert_int_eq(starts(), 1);
+        ck_assert_ptr_nonnull(strstr(first, "\"before\",\"ran\"]"));
+        put("input", "after");
+        second = json_dumps(run_durable("c"), JSON_COMPACT);
+        ck_assert_str_eq(second, first);
+        ck_assert_int_eq(starts(), 1);
+        durable_teardown();
+}
+END_TEST
+
+/* A plan its call log ends: a call that has a start and no end was
+ * running when the agent died (103 naming it, not run again), and a Body
+ * that calls another script than the log holds diverged (108 naming both).
+ * The script never starts a second time. */
+static const struct {
+        const char *again; /* the script the second run's Body calls */
+        bool cut;          /* cut the log's end record first */
+        int code;
+        const char *says;
+} end_cases[] = {
+        {"c", true, 103, "during call 0, c(), which was not run again"},
+        {"other", false, 108, "it asked for call 0, other() where the call log"},
+};
+
+START_TEST(test_durable_ends)
+{
+        char dir[128];
+        const json_t *body;
+
+        snprintf(dir, sizeof(dir), "%s/entry", fx.storage);
+        ck_assert_int_eq(mkdir(dir, 0700), 0);
+        put("input", "x");
+        run_durable("c");
+        if (end_cases[_i].cut)
+                cut_last_record();
+        body = run_durable(end_cases[_i].again);
+        ck_assert_int_eq(json_integer_value(json_object_get(durable_result, "ErrorCode")),
+                         end_cases[_i].code);
+        ck_assert_ptr_nonnull(
+                strstr(json_string_value(json_object_get(body, "Message")), end_cases[_i].says));
+        ck_assert_int_eq(starts(), 1);
+        durable_teardown();
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_result_before_removal);
@@ -285,6 +440,8 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_cancel_running);
         tcase_add_test(tc, test_cancel_ignores_term);
         tcase_add_test(tc, test_cancel_idle);
+        tcase_add_test(tc, test_durable_replay);
+        tcase_add_loop_test(tc, test_durable_ends, 0, (int)ELEMENTSOF(end_cases));
 }
 
 int main(void)

@@ -14,8 +14,11 @@
 # is cut (SIGKILL to QEMU) while a plan's script runs, the VM boots again
 # from the same disk, and the results queue gets exactly one result for that
 # plan: the journal's "interrupted" answer, the script not started again.
-# Then a plan's script freezes the agent with SIGSTOP: systemd's watchdog
-# kills it, Restart= brings it back, and that plan gets one answer too.
+# Then a plan whose first script asks for a reboot: the VM reboots (QEMU
+# ends with it), boots again, and the plan goes on: one result, ErrorCode 0,
+# each script started once. Last, a plan's script freezes the agent with
+# SIGSTOP: systemd's watchdog kills it, Restart= brings it back, and that
+# plan gets one answer too.
 #   tests/test-vm.sh [BUILD_DIR]                default BUILD_DIR: build
 # Runs as root. The package is found or built as tests/test-image.sh does.
 # The VM's network reaches nothing but a private rabbitmq-server on the
@@ -322,6 +325,28 @@ status() {
     result Body "$tmp/status.json" >"$tmp/status-$1"
 }
 
+# drain_one NAME WHAT: drain the results queue into $tmp/NAME (the first
+# result waited for up to two minutes, then whatever else comes) and check
+# that exactly one came.
+drain_one() {
+    local got
+    mkdir -p "$tmp/$1"
+    got=$(amqp drain --count 1 --idle 120000 --timeout 180 --out "$tmp/$1" "$rq")
+    got=$((got + $(amqp drain --idle 3000 --out "$tmp/$1-more" "$rq")))
+    check "$2: exactly one result ($got)" test "$got" = 1
+}
+
+# result_and_status NAME WHAT FILE WANT: check WHAT, that FILE (what a
+# check of the one result printed) holds WANT; then run the status plan
+# (its lines in $tmp/status-NAME) and check that it ran.
+result_and_status() {
+    note <"$3"
+    check "$2" test "$(cat "$3")" = "$4"
+    status "$1"
+    check "${2%%:*}: the status plan runs" test $? -eq 0
+    note <"$tmp/status-$1"
+}
+
 # ---- a booted VM: what both flows must show ------------------------------------
 # run_checks NAME UNIT TYPE
 run_checks() {
@@ -503,29 +528,62 @@ st=$?
 check "ours, after the power cut: the agent consumes again" test $st -eq 0
 if [ $st -eq 0 ]; then
     echo "# ours: boot to consuming after the power cut: $boot_seconds s ($accel)"
-    mkdir -p "$tmp/after"
-    got=$(amqp drain --count 1 --idle 120000 --timeout 180 --out "$tmp/after" "$rq")
-    got=$((got + $(amqp drain --idle 3000 --out "$tmp/after-more" "$rq")))
-    check "ours, after the power cut: exactly one result ($got)" test "$got" = 1
+    drain_one after "ours, after the power cut"
     python3 - "$tmp/after/00001.body" "$sleep_id" >"$tmp/after.check" 2>&1 <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
-want = {"Message": "The plan was interrupted: the agent stopped or restarted while it was running, "
-                   "and it was not run again", "AdditionalInfo": None}
+# With durable calls the answer names the call and the reboot (the boot ID
+# changed); a call log whose name the power cut took gives the older text.
+want = [{"Message": m, "AdditionalInfo": None} for m in (
+    "The plan was interrupted: the VM rebooted during call 0, sleep(), which was not run again "
+    "(its script is not marked idempotent); the calls before it were not run again either",
+    "The plan was interrupted: the agent stopped or restarted while it was running, "
+    "and it was not run again")]
 print("source", "same" if r.get("SourceID") == sys.argv[2] else "differs: %r" % r.get("SourceID"))
 print("code", r.get("ErrorCode"))
-print("body", "same" if r.get("Body") == want else "differs: %r" % r.get("Body"))
+print("body", "same" if r.get("Body") in want else "differs: %r" % r.get("Body"))
 EOF
-    note <"$tmp/after.check"
-    check "ours, after the power cut: it is the sleep plan's, ErrorCode 103, interrupted" \
-        test "$(cat "$tmp/after.check")" = "$(printf 'source same\ncode 103\nbody same')"
-    status ours-after
-    check "ours, after the power cut: the status plan runs" test $? -eq 0
-    note <"$tmp/status-ours-after"
+    result_and_status ours-after "ours, after the power cut: it is the sleep plan's, ErrorCode 103, interrupted" \
+        "$tmp/after.check" "$(printf 'source same\ncode 103\nbody same')"
     check "ours, after the power cut: the sleep plan's script started once, and not again" \
         test "$(field sleep_runs "$tmp/status-ours-after")" = 1
     check "ours, after the power cut: nothing else in the results queue" \
         test "$(amqp drain --idle 2000 "$rq")" = 0
+
+    # A reboot on request (durable calls, docs/daemon.md): the plan's first
+    # script exits 194, the agent records it and runs `systemctl reboot`,
+    # and QEMU (-no-reboot) ends with the guest's reboot; booted again, the
+    # agent resumes the plan: one result with both outputs, the two boot
+    # IDs, each script started once.
+    reboot_id=$(snd --queue "$q" --no-wait --sign-key "$tmp/engine.pem" "$data/Resources/reboot.template" 2>"$tmp/reboot.err")
+    st=$?
+    note <"$tmp/reboot.err"
+    check "ours: the reboot plan is published" test $st -eq 0
+    deadline=$(($(date +%s) + 300))
+    while kill -0 "$qemu_pid" 2>/dev/null && [ "$(date +%s)" -lt "$deadline" ]; do
+        sleep 0.5
+    done
+    check "ours: the VM rebooted for the plan (QEMU ended with the guest)" \
+        test "$(kill -0 "$qemu_pid" 2>/dev/null && echo running || echo ended)" = ended
+    check "ours: no result came before the reboot" test "$(amqp drain --idle 1000 "$rq")" = 0
+    power_off
+    boot ours
+    wait_consuming "$q" 600
+    check "ours, after the requested reboot: the agent consumes again" test $? -eq 0
+    drain_one rebooted "ours, after the requested reboot"
+    python3 - "$tmp/rebooted/00001.body" "$reboot_id" >"$tmp/rebooted.check" 2>&1 <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+b = r.get("Body")
+print("source", "same" if r.get("SourceID") == sys.argv[2] else "differs: %r" % r.get("SourceID"))
+print("code", r.get("ErrorCode"))
+print("body", "two boot IDs" if isinstance(b, list) and len(b) == 2 and len(b[0]) == 36 and
+      len(b[1]) == 36 and b[0] != b[1] else "differs: %r" % b)
+EOF
+    result_and_status ours-rebooted "ours, after the requested reboot: ErrorCode 0, both outputs, from two boots" \
+        "$tmp/rebooted.check" "$(printf 'source same\ncode 0\nbody two boot IDs')"
+    check "ours, after the requested reboot: each script started once" \
+        test "$(field reboot_first_runs "$tmp/status-ours-rebooted") $(field reboot_second_runs "$tmp/status-ours-rebooted")" = "1 1"
     freeze_checks
 else
     show_console "$console" 60

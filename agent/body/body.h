@@ -45,6 +45,16 @@ typedef struct BodyHost {
         /* Directory that relative paths in open() are resolved against, or
          * NULL for the process's working directory. May be NULL itself. */
         const char *(*cwd)(void *userdata);
+        /* A value the Body draws that is not a pure function of the plan:
+         * kind "hash-key" (16 bytes: the key of hash() and of set and dict
+         * order), "uuid4" (32 hex digits) or "file" (a file opened for
+         * reading only, what names it: 'C' and its content, or 'E' and
+         * the decimal errno open() failed with). *value (malloc'd, *len
+         * bytes and a NUL) is what the Body drew; the host may record it, or replace
+         * it with one recorded before (free the old, malloc the new, NUL-terminated): the
+         * Body then sees that. Returns 0, or a negative errno to abort the
+         * evaluation. May be NULL: values are used as drawn. */
+        int (*draw)(void *userdata, const char *kind, const char *what, char **value, size_t *len);
 } BodyHost;
 
 typedef struct BodyLimits {

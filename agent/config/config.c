@@ -122,6 +122,11 @@ const ConfigOption config_options[] = {
          * logging format string, and an old file may still set it. */
         OPT(AGENT, "log_format", LOG_FORMAT, 0, agent.log_format, "text", 0, 0, NULL),
         STR(AGENT, "progress_routing_key", agent.progress_routing_key, "", 0),
+        /* Durable Body calls, resume and reboots (docs/daemon.md). */
+        BOOL(AGENT, "durable_calls", agent.durable_calls, "true"),
+        UINT(AGENT, "reboot_exit_code", agent.reboot_exit_code, "0", 0, 255),
+        STR(AGENT, "reboot_command", agent.reboot_command, "systemctl reboot", CONFIG_OPT_NONEMPTY),
+        UINT(AGENT, "max_reboots", agent.max_reboots, "3", 0, 1000),
 
         /* [sandbox]: ours. The profile comes first: its presets are applied
          * before the options a source sets (config-load.c). */

@@ -5,6 +5,7 @@
  * continues on the loop. docs/daemon.md tells the life of a message. */
 #include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,7 +250,16 @@ static void after_prepare(Daemon *d, DaemonWork *w)
                 return;
         }
         daemon_crash_point(d, "begun");
-        rc = runner_start(d->runner, w->plan, w->source_id, w->plan_reply_to, on_plan_done, d);
+        rc = 0;
+        if (d->cfg->agent.durable_calls) {
+                char dir[PATH_MAX];
+
+                snprintf(dir, sizeof(dir), "%s/plans/%s", d->cfg->storage, w->ts);
+                rc = runner_set_call_log(d->runner, dir);
+        }
+        if (rc == 0)
+                rc = runner_start(d->runner, w->plan, w->source_id, w->plan_reply_to, on_plan_done,
+                                  d);
         if (rc < 0) {
                 log_error(id, "cannot start the plan: %s", strerror(-rc));
                 plan_lane_free(d);
@@ -267,8 +277,21 @@ static void after_prepare(Daemon *d, DaemonWork *w)
 static void on_plan_done(Runner *r, json_t *result, void *userdata)
 {
         Daemon *d = userdata;
-        DaemonWork *w = daemon_work_new(WORK_RESULT, d->busy_ts);
+        DaemonWork *w;
         int rc = -ENOMEM;
+
+        if (!result && daemon_stop_requested(d)) {
+                /* No result in this run: the plan is suspended for the
+                 * reboot it asked for, and resumes at the next start. */
+                log_warning(NULL,
+                            "entry %s stays in the journal without a result; it resumes at "
+                            "the next start",
+                            d->busy_ts);
+                plan_lane_free(d);
+                daemon_maybe_finish_stop(d);
+                return;
+        }
+        w = daemon_work_new(WORK_RESULT, d->busy_ts);
 
         plan_lane_move(d, PLAN_STORING, NULL);
         d->n_plans++;

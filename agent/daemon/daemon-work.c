@@ -6,6 +6,7 @@
  * in its own DaemonWork, with what to log as a note: logging is done on
  * the loop. */
 #include <errno.h>
+#include <limits.h>
 #include <openssl/crypto.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "daemon/daemon-cancel.h"
 #include "daemon/daemon-work.h"
+#include "journal/journal-calls.h"
 #include "plan/plan.h"
 #include "result/result.h"
 #include "util/macro.h"
@@ -359,6 +361,28 @@ static void work_prepare(DaemonWork *w)
         w->outcome = OUTCOME_RUN;
 }
 
+/* A plan that ran with durable calls resumes: it was checked, stamped and
+ * marked running before it first ran, and its call log answers what it
+ * did then (docs/daemon.md, "Durable calls, resume and reboots"). */
+static bool resumable(DaemonWork *w, json_t *plan)
+{
+        Daemon *d = w->d;
+        char dir[PATH_MAX];
+        PlanError perr = {0};
+
+        snprintf(dir, sizeof(dir), "%s/plans/%s", d->cfg->storage, w->ts);
+        if (!d->cfg->agent.durable_calls || !json_is_object(plan) || !journal_calls_exist(dir))
+                return false;
+        if (plan_validate(plan, &perr) != 0) {
+                plan_error_clear(&perr);
+                return false;
+        }
+        note(w, LOG_LEVEL_WARNING,
+             "the plan was running when the agent stopped; resuming it from its call log");
+        w->resume = true;
+        return true;
+}
+
 static void work_interrupted(DaemonWork *w)
 {
         _cleanup_(journal_plan_freep) JournalPlan *jp = NULL;
@@ -369,6 +393,11 @@ static void work_interrupted(DaemonWork *w)
                 return;
         plan = pyjson_loadb(jp->body, jp->body_len, 0, NULL);
         plan_ids(w, jp, json_is_object(plan) ? plan : NULL);
+        if (resumable(w, plan)) {
+                w->plan = TAKE_PTR(plan);
+                w->outcome = OUTCOME_RUN;
+                return;
+        }
         note(w, LOG_LEVEL_WARNING,
              "the plan was running when the agent stopped; answering it as "
              "interrupted instead of running it again");

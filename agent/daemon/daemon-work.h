@@ -56,7 +56,8 @@ typedef struct DaemonWork {
         json_t *plan;      /* OUTCOME_RUN; WORK_RESULT: the result document, in */
         json_t *source_id; /* OUTCOME_RUN */
         json_t *plan_reply_to;
-        char *note; /* a sentence to log on the loop thread, with its level */
+        bool resume; /* WORK_INTERRUPTED, OUTCOME_RUN: it resumes from its call log */
+        char *note;  /* a sentence to log on the loop thread, with its level */
         LogLevel note_level;
 
         /* WORK_RESULT */

@@ -327,8 +327,12 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
         if (rep->n_interrupted)
                 log_warning(NULL,
                             "%u plan(s) were running when the agent last stopped; they "
-                            "will be answered as interrupted",
-                            rep->n_interrupted);
+                            "%s",
+                            rep->n_interrupted,
+                            cfg->agent.durable_calls
+                                    ? "resume from their call logs (or, without one, are "
+                                      "answered as interrupted)"
+                                    : "will be answered as interrupted");
         if (rep->n_temp_removed || rep->n_empty_removed)
                 log_info(NULL, "journal: removed %u unfinished write(s) and %u empty entr(ies)",
                          rep->n_temp_removed, rep->n_empty_removed);

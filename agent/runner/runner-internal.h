@@ -38,6 +38,7 @@ typedef struct RunnerJob {
         char *id;          /* owned: the plan ID as text (pyjson_id_text()), for the log */
         char *dir;         /* owned: the plan ID, or a fresh one, safe as a file name */
         unsigned timeout;  /* seconds for the whole plan, 0 = none */
+        char *calls_dir;   /* owned: the entry whose call log records the Body, or NULL */
         runner_done_cb done;
         void *userdata;
         uv_thread_t thread;
@@ -58,6 +59,7 @@ typedef struct RunnerJob {
         bool thread_done;  /* the thread has ended: join it */
         json_t *result;    /* written by the plan thread before result_ready */
         const char *call;  /* the script the Body is calling (borrowed from plan), or NULL */
+        bool suspended;    /* likewise: no result, the plan resumes at the next start */
         /* Written by the plan thread before its first request, read by the
          * loop thread while it runs requests (the lock orders the two). */
         char *cache_dir; /* the plan's files directory, writable in the sandbox */
@@ -98,6 +100,7 @@ struct Runner {
          * the plan's files. A plan started meanwhile gets its thread when
          * this one has ended. NULL when none. */
         RunnerJob *finishing;
+        char *next_calls_dir; /* owned: runner_set_call_log() for the next start */
         runner_idle_cb idle_cb;
         void *idle_userdata;
         RunnerObserver observer;

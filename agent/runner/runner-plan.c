@@ -12,6 +12,7 @@
 #include "files/files.h"
 #include "log/log.h"
 #include "result/result.h"
+#include "runner/runner-durable.h"
 #include "runner/runner-internal.h"
 #include "util/macro.h"
 #include "util/pyrepr.h"
@@ -30,7 +31,8 @@ typedef struct PlanRun {
         Files *files;
         PlanScript *scripts;
         size_t n_scripts;
-        char *cwd; /* where the reference's os.chdir() would have left the agent */
+        char *cwd;              /* where the reference's os.chdir() would have left the agent */
+        RunnerDurable *durable; /* the call log, NULL without durable calls */
 } PlanRun;
 
 int runner_proc_run(void *userdata, const ProcRequest *req, ProcResult *ret)
@@ -118,6 +120,22 @@ static int plan_call_script(void *userdata, const BodyCall *call, json_t **ret, 
         return rc;
 }
 
+/* BodyHost.call_script with durable calls: through the call log. */
+static int plan_call_durable(void *userdata, const BodyCall *call, json_t **ret, BodyCallError *err)
+{
+        PlanRun *p = userdata;
+
+        return runner_durable_call(p->durable, call, plan_call_script, p, &p->procs,
+                                   &p->job->cancel, ret, err);
+}
+
+static int plan_draw(void *userdata, const char *kind, const char *what, char **value, size_t *len)
+{
+        PlanRun *p = userdata;
+
+        return runner_durable_draw(p->durable, kind, what, value, len);
+}
+
 static const char *plan_cwd(void *userdata)
 {
         PlanRun *p = userdata;
@@ -171,6 +189,15 @@ static json_t *plan_make_executors(PlanRun *p)
         return NULL;
 }
 
+/* The result of a plan that its call log ended. */
+static json_t *durable_end_result(PlanRun *p)
+{
+        const char *message;
+        int code = runner_durable_end(p->durable, &message);
+
+        return error_result(p->job, code, message, NULL);
+}
+
 static json_t *plan_run_body(PlanRun *p)
 {
         RunnerJob *job = p->job;
@@ -202,10 +229,20 @@ static json_t *plan_run_body(PlanRun *p)
                                 ? cfg->agent.body_open_root
                                 : NULL;
         lim.cancel = &job->cancel;
+        if (p->durable) {
+                host.call_script = plan_call_durable;
+                host.draw = plan_draw;
+        }
 
         rc = body_run(json_string_value(body), json_string_length(body),
                       json_object_get(job->plan, "Parameters"), names, p->n_scripts, &host, &lim,
                       &out);
+        if (p->durable && (rc == -ECANCELED || rc >= 0) && runner_durable_finish(p->durable)) {
+                /* The call log ended the plan (interrupted, diverged, a
+                 * reboot refused), whatever the Body made of it. */
+                body_outcome_clear(&out);
+                return durable_end_result(p);
+        }
         if (rc < 0)
                 res = error_result(job, 1, strerror(-rc), NULL);
         else if (out.error_code == 0)
@@ -270,7 +307,27 @@ static json_t *plan_run(PlanRun *p)
         job->cache_dir = strdup(files_cache_dir(p->files));
         if (!job->cache_dir)
                 return error_result(job, 1, "out of memory", NULL);
+        if (job->calls_dir) {
+                rc = runner_durable_open(job->calls_dir, job->runner->cfg, job->plan, job->id,
+                                         &p->cwd, &p->durable);
+                if (rc < 0) {
+                        char msg[512];
+                        snprintf(msg, sizeof(msg), "cannot open the plan's call log in %s: %s",
+                                 job->calls_dir, strerror(-rc));
+                        return error_result(job, 1, msg, NULL);
+                }
+                if (rc > 0)
+                        return durable_end_result(p);
+        }
         res = plan_run_body(p);
+        if (runner_durable_rebooting(p->durable) &&
+            atomic_load(&job->cancel) == RUNNER_CANCEL_STOP) {
+                /* Stopped for the reboot the plan asked for: no result now;
+                 * the plan resumes after the boot. */
+                json_decref(res);
+                job->suspended = true;
+                return NULL;
+        }
         if (atomic_load(&job->cancel) != RUNNER_CANCEL_NONE) {
                 json_t *cancelled = plan_cancelled_result(job, res);
 
@@ -291,10 +348,15 @@ void runner_plan_main(void *arg)
         res = plan_run(&p);
         if (res && !json_object_get(res, "ReplyTo") && result_set_reply_to(res, job->reply_to) < 0)
                 res = (json_decref(res), NULL);
-        if (!res)
+        if (!res && !job->suspended)
                 res = error_result(job, 1, "out of memory", NULL);
-        log_info(job->id, "plan finished: ErrorCode %lld",
-                 res ? (long long)json_integer_value(json_object_get(res, "ErrorCode")) : -1LL);
+        if (job->suspended)
+                log_info(job->id, "plan suspended for the reboot it asked for; it resumes at the "
+                                  "agent's next start");
+        else
+                log_info(job->id, "plan finished: ErrorCode %lld",
+                         res ? (long long)json_integer_value(json_object_get(res, "ErrorCode"))
+                             : -1LL);
 
         /* The result goes first: removing the plan's files costs a disk
          * some milliseconds (each freed block), which the engine need not
@@ -312,6 +374,7 @@ void runner_plan_main(void *arg)
         }
         free(p.scripts);
         free(p.cwd);
+        runner_durable_free(p.durable);
 
         uv_mutex_lock(&r->lock);
         job->thread_done = true;

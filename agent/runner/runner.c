@@ -31,6 +31,7 @@ static void runner_free_setup(Runner *r)
 {
         cgroup_free(r->cgroup);
         free(r->storage);
+        free(r->next_calls_dir);
         free(r->helper);
         free(r->home);
         free(r->fetcher);
@@ -61,6 +62,7 @@ static void job_free(RunnerJob *job)
         json_decref(job->result);
         free(job->cancel_message);
         free(job->cache_dir);
+        free(job->calls_dir);
         free(job->id);
         free(job->dir);
         free(job);
@@ -590,6 +592,7 @@ int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const j
                 return -ENOMEM;
         }
         job->timeout = plan_timeout(r->cfg, plan);
+        job->calls_dir = TAKE_PTR(r->next_calls_dir);
         /* Should the last plan's thread still be removing its files, this
          * one's thread starts when that has ended (runner_reap). */
         if (!r->finishing) {
@@ -607,6 +610,13 @@ int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const j
                 uv_timer_start(&r->plan_timer, runner_on_plan_timeout,
                                (uint64_t)job->timeout * 1000, 0);
         return 0;
+}
+
+int runner_set_call_log(Runner *r, const char *dir)
+{
+        free(r->next_calls_dir);
+        r->next_calls_dir = dir ? strdup(dir) : NULL;
+        return !dir || r->next_calls_dir ? 0 : -ENOMEM;
 }
 
 bool runner_busy(const Runner *r)

@@ -64,6 +64,13 @@ int runner_new(uv_loop_t *loop, const Config *cfg, const char *storage, Runner *
 int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const json_t *reply_to,
                  runner_done_cb done, void *userdata);
 
+/* The next plan started records its Body's calls in the call log of entry
+ * directory dir (journal/journal-calls.h) and resumes from it
+ * (runner/runner-durable.h); NULL: no log. Call before runner_start().
+ * A plan suspended for a reboot it asked for reaches done with a NULL
+ * result: it has none in this run. Returns 0 or -ENOMEM. */
+int runner_set_call_log(Runner *r, const char *dir);
+
 /* A plan runs, or the last one's files are still being removed. */
 bool runner_busy(const Runner *r);
 

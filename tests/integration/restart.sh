@@ -102,8 +102,10 @@ diag "$((ITER + 1)) plans, $got result messages"
 report=$(python3 - "$T/res" "$ITER" <<'EOF'
 import collections, glob, json, sys
 res, n = sys.argv[1], int(sys.argv[2])
-interrupted = {"Message": "The plan was interrupted: the agent stopped or restarted while it "
-               "was running, and it was not run again", "AdditionalInfo": None}
+# Killed during its one call, a plan names it (durable calls, docs/daemon.md).
+interrupted = {"Message": "The plan was interrupted: the agent stopped during call 0, run(), "
+               "which was not run again (its script is not marked idempotent); the calls "
+               "before it were not run again either", "AdditionalInfo": None}
 got = collections.defaultdict(list)
 for f in sorted(glob.glob(res + "/*.body")):
     r = json.loads(open(f, "rb").read())

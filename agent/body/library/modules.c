@@ -227,14 +227,23 @@ BodyValue *bv__type_call_uuid(BodyVM *vm, BodyValue *self, BodyValue **args, siz
 
 FN(mod_uuid_uuid4)
 {
-        char hex[33];
+        _cleanup_free_ char *hex = malloc(33);
+        size_t len = 32;
         int r;
 
         if (bv__check_args(vm, "uuid4", n, kwargs, 0, 0) < 0)
                 return NULL;
+        if (!hex)
+                return bv_raise_fatal(vm, -ENOMEM);
         r = hexid_new(hex);
         if (r < 0)
                 return bv_raise_fatal(vm, r);
+        /* Recorded, so that a Body run again after a crash draws the same. */
+        if (bv__draw(vm, "uuid4", NULL, &hex, &len) < 0)
+                return NULL;
+        if (len != 32)
+                return bv_raise_fatal(vm, -EBADMSG);
+        hex[32] = '\0';
         return bv__uuid_from_hex(vm, hex);
 }
 

@@ -134,6 +134,91 @@ static bool encoding_ok(BodyValue *enc)
         return false;
 }
 
+/* What a file opened for reading only holds, as BodyHost.draw takes it:
+ * 'C' and the content, or 'E' and the errno. The content is capped at the
+ * string limit (a longer file raises MemoryError when read anyway). */
+static int read_for_draw(BodyVM *vm, const char *path, int flags, StrBuf *b)
+{
+        _cleanup_close_ int fd = open(path, flags, 0666);
+        struct stat st;
+        char buf[65536];
+        ssize_t k;
+
+        b->limit = vm->limits.max_string + 2;
+        if (fd < 0)
+                return strbuf_printf(b, "E%d", errno);
+        if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+                return strbuf_printf(b, "E%d", EISDIR);
+        if (strbuf_putc(b, 'C') < 0)
+                return -ENOMEM;
+        while ((k = read(fd, buf, sizeof(buf))) != 0) {
+                int r;
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0) {
+                        strbuf_reset(b);
+                        return strbuf_printf(b, "E%d", errno);
+                }
+                r = strbuf_append(b, buf, (size_t)k);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* open(path, 'r') with a host that records what the Body draws: the file
+ * is read whole, handed to the host (which may replace it with what the
+ * Body read before a crash), and read from memory. Returns the stream, or
+ * NULL with an exception pending; *ret_mem is the memory it reads. */
+static FILE *open_drawn(BodyVM *vm, const char *path, int flags, const char *shown, char **ret_mem,
+                        size_t *ret_mem_size)
+{
+        _cleanup_strbuf_ StrBuf b = STRBUF_INIT;
+        char *value = NULL, *mem;
+        size_t len;
+        FILE *fp;
+        int r = read_for_draw(vm, path, flags, &b);
+
+        if (r == -E2BIG)
+                return bv_raise(vm, BV_EXC_MEMORY_ERROR,
+                                "%s is larger than the Body string limit (%zu bytes)", shown,
+                                vm->limits.max_string);
+        len = b.len;
+        if (r < 0 || strbuf_steal(&b, &value) < 0)
+                return bv_raise_fatal(vm, r < 0 ? r : -ENOMEM);
+        if (bv__draw(vm, "file", shown, &value, &len) < 0) {
+                free(value);
+                return NULL;
+        }
+        if (len == 0 || (value[0] != 'C' && value[0] != 'E')) {
+                free(value);
+                return bv_raise_fatal(vm, -EBADMSG);
+        }
+        if (value[0] == 'E') {
+                int e = atoi(value + 1);
+                free(value);
+                return raise_errno(vm, e > 0 ? e : EIO, shown);
+        }
+        /* The content counts against the Body's memory while the file is
+         * open, as the strings read from it would. */
+        mem = bv_mem_alloc(vm, len);
+        if (!mem) {
+                free(value);
+                return NULL;
+        }
+        memcpy(mem, value, len);
+        free(value);
+        fp = fmemopen(mem + 1, len - 1, "r");
+        if (!fp) {
+                int e = errno;
+                bv_mem_free(vm, mem, len);
+                return raise_errno(vm, e, shown);
+        }
+        *ret_mem = mem;
+        *ret_mem_size = len;
+        return fp;
+}
+
 BodyValue *bv__builtin_open(BodyVM *vm, BodyValue *self, BodyValue **args, size_t n,
                             BodyValue *kwargs)
 {
@@ -143,7 +228,8 @@ BodyValue *bv__builtin_open(BodyVM *vm, BodyValue *self, BodyValue **args, size_
         _cleanup_free_ char *full = NULL, *resolved = NULL;
         const char *path, *mode = "r", *cwd = NULL;
         int flags, fd, plus = 0, kind = 0;
-        char fmode[4];
+        char fmode[4], *mem = NULL;
+        size_t mem_size = 0;
         FILE *fp;
         BodyValue *f;
 
@@ -208,6 +294,12 @@ BodyValue *bv__builtin_open(BodyVM *vm, BodyValue *self, BodyValue **args, size_
                 flags |= O_CREAT | O_EXCL;
         if (vm->limits.open_root)
                 flags |= O_NOFOLLOW;
+        if (kind == 'r' && !plus && vm->host && vm->host->draw) {
+                fp = open_drawn(vm, path, flags, a[0]->str.data, &mem, &mem_size);
+                if (!fp)
+                        return NULL;
+                goto made;
+        }
         fd = open(path, flags, 0666);
         if (fd < 0)
                 return raise_errno(vm, errno, a[0]->str.data);
@@ -225,20 +317,24 @@ BodyValue *bv__builtin_open(BodyVM *vm, BodyValue *self, BodyValue **args, size_
                 close(fd);
                 return raise_errno(vm, e, a[0]->str.data);
         }
-        {
-                size_t ln = a[0]->str.len + 1, lm = strlen(mode) + 1;
-                f = bv__alloc(vm, BV_FILE, ln + lm);
-                if (!f) {
-                        fclose(fp);
-                        return NULL;
-                }
-                f->file.name = memcpy(f + 1, a[0]->str.data, ln);
-                f->file.mode = memcpy(f->file.name + ln, mode, lm);
+made : {
+        size_t ln = a[0]->str.len + 1, lm = strlen(mode) + 1;
+        f = bv__alloc(vm, BV_FILE, ln + lm);
+        if (!f) {
+                fclose(fp);
+                if (mem)
+                        bv_mem_free(vm, mem, mem_size);
+                return NULL;
         }
+        f->file.name = memcpy(f + 1, a[0]->str.data, ln);
+        f->file.mode = memcpy(f->file.name + ln, mode, lm);
+}
         f->file.fp = fp;
         f->file.readable = kind == 'r' || plus;
         f->file.writable = kind != 'r' || plus;
         f->file.universal = !(a[5] && a[5]->kind == BV_STR);
+        f->file.mem = mem;
+        f->file.mem_size = mem_size;
         vm->open_files++;
         return f;
 }
@@ -251,6 +347,9 @@ static int file_close(BodyVM *vm, BodyValue *f)
                 return 0;
         r = fclose(f->file.fp);
         f->file.fp = NULL;
+        if (f->file.mem)
+                bv_mem_free(vm, f->file.mem, f->file.mem_size);
+        f->file.mem = NULL;
         vm->open_files--;
         if (r != 0) {
                 raise_errno(vm, errno, f->file.name);

@@ -40,6 +40,10 @@ void bv__str_finish(BodyValue *s);
 /* Check a length against max_string before allocating: 0 or -1 with
  * MemoryError pending. */
 int bv__check_string_size(BodyVM *vm, uint64_t len);
+/* Hand a drawn value to the host (BodyHost.draw), which records it or
+ * replaces it with a recorded one; see body.h. Returns 0, or -1 with the
+ * evaluation aborted (vm->fatal). */
+int bv__draw(BodyVM *vm, const char *kind, const char *what, char **value, size_t *len);
 /* Map a StrBuf error (-ENOMEM, -E2BIG) to an exception; returns -1. */
 int bv__buf_error(BodyVM *vm, int r);
 /* Run a StrBuf call; on error, return bv__buf_error()'s -1 from the caller

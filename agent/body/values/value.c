@@ -48,6 +48,27 @@ int bv_vm_init(BodyVM *vm, const BodyLimits *limits, const BodyHost *host,
                 vm->hash_key[0] = (uint64_t)(uintptr_t)vm ^ 0x736f6d6570736575ULL;
                 vm->hash_key[1] = (uint64_t)(uintptr_t)&vm ^ 0x646f72616e646f6dULL;
         }
+        /* A Body that runs again after a crash must see the same order of
+         * sets and dicts of hashed keys, and the same hash() values. */
+        if (host && host->draw) {
+                size_t len = sizeof(vm->hash_key);
+                char *key = malloc(len);
+                int r;
+
+                if (!key) {
+                        bv_vm_done(vm);
+                        return -ENOMEM;
+                }
+                memcpy(key, vm->hash_key, len);
+                r = host->draw(host->userdata, "hash-key", NULL, &key, &len);
+                if (r == 0 && len == sizeof(vm->hash_key))
+                        memcpy(vm->hash_key, key, len);
+                free(key);
+                if (r < 0) {
+                        bv_vm_done(vm);
+                        return r;
+                }
+        }
         return 0;
 }
 
@@ -246,6 +267,9 @@ void bv__file_release(BodyValue *v)
                 v->vm->open_files--;
         }
         v->file.fp = NULL;
+        if (v->file.mem)
+                bv_mem_free(v->vm, v->file.mem, v->file.mem_size);
+        v->file.mem = NULL;
 }
 
 void bv__exc_release(BodyValue *v)
@@ -310,6 +334,20 @@ int bv__check_string_size(BodyVM *vm, uint64_t len)
                 bv_raise(vm, BV_EXC_MEMORY_ERROR,
                          "a string of %llu bytes exceeds the Body string limit (%zu bytes)",
                          (unsigned long long)len, vm->limits.max_string);
+                return -1;
+        }
+        return 0;
+}
+
+int bv__draw(BodyVM *vm, const char *kind, const char *what, char **value, size_t *len)
+{
+        int r;
+
+        if (!vm->host || !vm->host->draw)
+                return 0;
+        r = vm->host->draw(vm->host->userdata, kind, what, value, len);
+        if (r < 0) {
+                bv_raise_fatal(vm, r);
                 return -1;
         }
         return 0;

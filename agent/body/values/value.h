@@ -217,7 +217,9 @@ struct BodyValue {
                         char *name;
                         char *mode;
                         bool readable, writable;
-                        bool universal; /* newline=None: "\r\n" and "\r" read as "\n" */
+                        bool universal;  /* newline=None: "\r\n" and "\r" read as "\n" */
+                        char *mem;       /* owned (bv_mem_alloc): what fp reads, or NULL */
+                        size_t mem_size; /* its size, for bv_mem_free */
                 } file;
                 uint8_t uuid[16];
                 struct {

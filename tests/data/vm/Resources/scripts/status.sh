@@ -16,3 +16,5 @@ echo "rejected=$({ cat /var/log/murano-agent.log; journalctl -b -o cat -u "$unit
     grep -c 'rejecting a message: required signature was not found')"
 echo "sleep_runs=$(wc -l 2>/dev/null </var/lib/muranoagent-vm-sleep || echo 0)"
 echo "freeze_runs=$(wc -l 2>/dev/null </var/lib/muranoagent-vm-freeze || echo 0)"
+echo "reboot_first_runs=$(wc -l 2>/dev/null </var/lib/muranoagent-vm-reboot-first || echo 0)"
+echo "reboot_second_runs=$(wc -l 2>/dev/null </var/lib/muranoagent-vm-reboot-second || echo 0)"

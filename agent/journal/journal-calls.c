@@ -1,0 +1,294 @@
+/* One plan's call log: records appended and fsync'd by the plan thread,
+ * read back and checked when the plan resumes (journal-calls.h). */
+#include "journal/journal-calls.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/fileio.h"
+#include "util/macro.h"
+
+/* A log larger than this is refused as damaged: a Body reads files of at
+ * most body_max_string (64 MiB) and records them once each. */
+#define CALLS_MAX_FILE (1ull << 30)
+#define HEADER_MAX     64
+
+struct JournalCalls {
+        int fd;
+        off_t size; /* bytes of whole records */
+        JournalCallRecord *recs;
+        size_t n, cap;
+        size_t cut;
+};
+
+static uint32_t crc_table[256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_init(void)
+{
+        for (uint32_t i = 0; i < 256; i++) {
+                uint32_t c = i;
+                for (int k = 0; k < 8; k++)
+                        c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+                crc_table[i] = c;
+        }
+}
+
+unsigned journal_crc32(unsigned crc, const void *buf, size_t len)
+{
+        const uint8_t *p = buf;
+        uint32_t c = ~(uint32_t)crc;
+
+        pthread_once(&crc_once, crc_init);
+        while (len--)
+                c = crc_table[(c ^ *p++) & 0xff] ^ (c >> 8);
+        return ~c;
+}
+
+static int header_text(char *buf, size_t size, char kind, size_t seq, size_t len)
+{
+        return snprintf(buf, size, "%c %zu %zu", kind, seq, len);
+}
+
+static uint32_t record_crc(const char *head, size_t head_len, const char *payload, size_t len)
+{
+        return journal_crc32(journal_crc32(0, head, head_len), payload, len);
+}
+
+static int push(JournalCalls *c, char kind, json_t *data)
+{
+        if (c->n == c->cap) {
+                size_t cap = c->cap ? 2 * c->cap : 16;
+                JournalCallRecord *r = realloc(c->recs, cap * sizeof(*r));
+                if (!r)
+                        return -ENOMEM;
+                c->recs = r;
+                c->cap = cap;
+        }
+        c->recs[c->n++] = (JournalCallRecord){.kind = kind, .data = data};
+        return 0;
+}
+
+/* The record framed at text[at..len): returns its bytes (> 0) with its
+ * kind, seq and payload, or 0 when it is not whole (torn, or a checksum
+ * that fails). */
+static size_t frame(const char *text, size_t at, size_t len, char *kind, size_t *seq,
+                    const char **payload, size_t *plen)
+{
+        const char *p = text + at,
+                   *nl = memchr(p, '\n', len - at < HEADER_MAX ? len - at : HEADER_MAX);
+        char head[HEADER_MAX];
+        unsigned long long s, pl;
+        unsigned crc;
+        int n = 0, hl;
+
+        if (!nl)
+                return 0;
+        if (sscanf(p, "%c %llu %llu %8x%n", kind, &s, &pl, &crc, &n) != 4 || p + n != nl)
+                return 0;
+        if (pl >= len - at || (size_t)(nl - p) + 2 + pl > len - at)
+                return 0;
+        hl = header_text(head, sizeof(head), *kind, (size_t)s, (size_t)pl);
+        if (hl < 0 || (size_t)hl >= sizeof(head) || (size_t)hl != (size_t)(nl - p) - 9 ||
+            memcmp(head, p, (size_t)hl) != 0 || record_crc(head, hl, nl + 1, pl) != crc ||
+            nl[1 + pl] != '\n')
+                return 0;
+        *seq = (size_t)s;
+        *payload = nl + 1;
+        *plen = (size_t)pl;
+        return (size_t)(nl - p) + 2 + (size_t)pl;
+}
+
+/* Take the record at text[at..len) into c. Returns its bytes, 0 when it is
+ * not whole or not the next (seq), or -ENOMEM. */
+static ssize_t parse_one(JournalCalls *c, const char *text, size_t at, size_t len)
+{
+        const char *payload;
+        size_t seq, plen, k;
+        json_t *data;
+        char kind;
+
+        k = frame(text, at, len, &kind, &seq, &payload, &plen);
+        if (k == 0 || seq != c->n)
+                return 0;
+        data = json_loadb(payload, plen, JSON_DECODE_ANY, NULL);
+        if (!data)
+                return 0;
+        if (push(c, kind, data) < 0) {
+                json_decref(data);
+                return -ENOMEM;
+        }
+        return (ssize_t)k;
+}
+
+/* Whether text[at..len) holds a whole record after a bad one: a torn
+ * append leaves nothing whole behind it, damage does. */
+static bool whole_record_after(const char *text, size_t at, size_t len)
+{
+        for (const char *p = memchr(text + at, '\n', len - at); p && (size_t)(p - text) + 1 < len;
+             p = memchr(p + 1, '\n', len - (size_t)(p + 1 - text))) {
+                const char *payload;
+                size_t seq, plen;
+                char kind;
+
+                if (frame(text, (size_t)(p + 1 - text), len, &kind, &seq, &payload, &plen) > 0)
+                        return true;
+        }
+        return false;
+}
+
+static int read_records(JournalCalls *c, const char *path, char **ret_error)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0, at = 0;
+        int r = file_read_all(path, CALLS_MAX_FILE, &text, &len);
+
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        while (at < len) {
+                ssize_t k = parse_one(c, text, at, len);
+                if (k < 0)
+                        return (int)k;
+                if (k == 0)
+                        break;
+                at += (size_t)k;
+        }
+        if (at < len && whole_record_after(text, at, len)) {
+                if (asprintf(ret_error,
+                             "the call log is damaged at record %zu (byte %zu): its checksum or "
+                             "its frame is wrong, and whole records follow",
+                             c->n, at) < 0)
+                        *ret_error = NULL;
+                return JOURNAL_CALLS_DAMAGED;
+        }
+        c->size = (off_t)at;
+        c->cut = len - at;
+        return 0;
+}
+
+int journal_calls_open(const char *dir, JournalCalls **ret, char **ret_error)
+{
+        _cleanup_free_ char *path = NULL;
+        JournalCalls *c;
+        int r;
+
+        *ret_error = NULL;
+        if (asprintf(&path, "%s/%s", dir, JOURNAL_CALLS_FILE) < 0)
+                return -ENOMEM;
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->fd = -1;
+        r = read_records(c, path, ret_error);
+        if (r != 0)
+                goto fail;
+        /* The new file's name is not fsync'd: a log that a power loss
+         * took away leaves a plan without one, answered as interrupted as
+         * before durable calls (docs/journal.md, "The call log"). */
+        c->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (c->fd < 0) {
+                r = -errno;
+                goto fail;
+        }
+        if (c->cut > 0 && (ftruncate(c->fd, c->size) < 0 || fsync(c->fd) < 0)) {
+                r = -errno;
+                goto fail;
+        }
+        *ret = c;
+        return 0;
+fail:
+        journal_calls_free(c);
+        return r;
+}
+
+bool journal_calls_exist(const char *dir)
+{
+        char path[4096];
+
+        snprintf(path, sizeof(path), "%s/%s", dir, JOURNAL_CALLS_FILE);
+        return access(path, F_OK) == 0;
+}
+
+size_t journal_calls_count(const JournalCalls *c)
+{
+        return c->n;
+}
+
+const JournalCallRecord *journal_calls_get(const JournalCalls *c, size_t i)
+{
+        return i < c->n ? &c->recs[i] : NULL;
+}
+
+size_t journal_calls_cut(const JournalCalls *c)
+{
+        return c->cut;
+}
+
+int journal_calls_append(JournalCalls *c, char kind, const json_t *data, bool sync)
+{
+        _cleanup_free_ char *payload = json_dumps(data, JSON_COMPACT | JSON_ENCODE_ANY);
+        _cleanup_free_ char *rec = NULL;
+        char head[HEADER_MAX];
+        size_t plen, rlen;
+        json_t *copy;
+        int hl, r;
+
+        if (!payload)
+                return -ENOMEM;
+        plen = strlen(payload);
+        hl = header_text(head, sizeof(head), kind, c->n, plen);
+        if (hl < 0 || (size_t)hl >= sizeof(head))
+                return -EINVAL;
+        r = asprintf(&rec, "%s %08x\n%s\n", head, record_crc(head, hl, payload, plen), payload);
+        if (r < 0) {
+                rec = NULL;
+                return -ENOMEM;
+        }
+        rlen = (size_t)r;
+        copy = json_deep_copy(data);
+        if (!copy || push(c, kind, copy) < 0) {
+                json_decref(copy);
+                return -ENOMEM;
+        }
+        for (size_t done = 0; done < rlen;) {
+                ssize_t k = pwrite(c->fd, rec + done, rlen - done, c->size + (off_t)done);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0) {
+                        r = k < 0 ? -errno : -EIO;
+                        goto undo;
+                }
+                done += (size_t)k;
+        }
+        if (sync && fdatasync(c->fd) < 0) {
+                r = -errno;
+                goto undo;
+        }
+        c->size += (off_t)rlen;
+        return 0;
+undo:
+        (void)ftruncate(c->fd, c->size);
+        json_decref(c->recs[--c->n].data);
+        return r;
+}
+
+void journal_calls_free(JournalCalls *c)
+{
+        if (!c)
+                return;
+        if (c->fd >= 0)
+                close(c->fd);
+        for (size_t i = 0; i < c->n; i++)
+                json_decref(c->recs[i].data);
+        free(c->recs);
+        free(c);
+}
