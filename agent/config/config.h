@@ -119,11 +119,11 @@ typedef struct Config {
                 bool verify_hostname;         /* check the broker certificate's name */
                 unsigned reconnect_max_delay; /* seconds, cap of the reconnect back-off */
                 ConfigLogFormat log_format;
-                char *progress_routing_key;   /* "" = no progress events (docs/operations.md) */
-                bool durable_calls;           /* record Body calls; resume after a crash */
-                unsigned reboot_exit_code; /* a script's exit code asking for a reboot; 0 = off */
-                char *reboot_command;      /* run, by /bin/sh -c, for that reboot */
-                unsigned max_reboots;      /* reboots one plan may ask for */
+                char *progress_routing_key; /* "" = no progress events (docs/operations.md) */
+                bool durable_calls;         /* record Body calls; resume after a crash */
+                unsigned reboot_exit_code;  /* a script's exit code asking for a reboot; 0 = off */
+                char *reboot_command;       /* run, by /bin/sh -c, for that reboot */
+                unsigned max_reboots;       /* reboots one plan may ask for */
         } agent;
 
         struct ConfigSandbox {
