@@ -410,7 +410,12 @@ freeze_checks() {
     t0=$(date +%s)
     mkdir -p "$tmp/freeze"
     got=$(amqp drain --count 1 --idle 240000 --timeout 300 --out "$tmp/freeze" "$rq")
-    echo "# ours: the frozen agent's plan was answered $(($(date +%s) - t0)) s after the freeze"
+    t0=$(($(date +%s) - t0))
+    echo "# ours: the frozen agent's plan was answered $t0 s after the freeze"
+    # WatchdogSec (60 s at most after the last ping), TimeoutAbortSec (15),
+    # RestartSec (10) and a start: under 120 s. Without TimeoutAbortSec the
+    # SIGKILL would wait for TimeoutStopSec (90 s): 130 s at least.
+    check "ours, frozen agent: answered within 120 s of the freeze ($t0 s)" test "$t0" -lt 120
     got=$((got + $(amqp drain --idle 3000 --out "$tmp/freeze-more" "$rq")))
     check "ours, frozen agent: exactly one result ($got)" test "$got" = 1
     check "ours, frozen agent: it is the freeze plan's, ErrorCode 103" \
