@@ -1,6 +1,7 @@
 /* Tests for daemon-control.c, daemon-status.c and daemon-progress.c (the
  * daemon's observe hooks, daemon-observe.h): the control socket served on a
  * real loop (status, an unknown command, a bad and an oversized request,
+ * cancel clients that hang up before their answer,
  * the directory's mode, a clean close); the status document the hooks
  * build (broker states, the running plan with its script and output tail,
  * the last DAEMON_RECENT_MAX plans); and progress events through a fake
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "control/control.h"
+#include "daemon/daemon-cancel.h"
 #include "daemon/daemon-internal.h"
 #include "util/macro.h"
 #include "test-lib.h"
@@ -138,6 +140,75 @@ START_TEST(test_socket)
         json_decref(c.status);
         json_decref(c.unknown);
         json_decref(c.bad);
+        daemon_observe_done(&d);
+}
+END_TEST
+
+/* Clients that ask for a cancel that has to wait (the plan lane checks a
+ * plan) and hang up before the answer: their connections must not stay and
+ * fill the CONTROL_CONN_MAX slots, or status answers "busy" for as long as
+ * the cancels wait. */
+typedef struct Hangup {
+        uv_async_t done;
+        json_t *status;
+        int status_rc;
+} Hangup;
+
+static void *hangup_main(void *arg)
+{
+        Hangup *h = arg;
+        static const char req[] = "{\"command\": \"cancel\", \"plan_id\": \"p1\"}\n";
+        _cleanup_json_ json_t *status = json_pack("{ss}", "command", "status");
+        _cleanup_free_ char *error = NULL;
+        char dir[4096];
+        struct sockaddr_un sa;
+
+        snprintf(dir, sizeof(dir), "%s/control", tmpdir);
+        ck_assert_int_eq(control_address(dir, -1, &sa), 0);
+        for (int i = 0; i < 2 * 8; i++) {
+                int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+                ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+                ck_assert_int_eq(send(fd, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
+                usleep(50 * 1000); /* read by the daemon before the hangup */
+                close(fd);
+        }
+        /* Long enough for the daemon to see the hangups, far less than the
+         * cancels wait (for ever here). */
+        usleep(1500 * 1000);
+        h->status_rc = control_call(tmpdir, status, 2000, &h->status, &error);
+        uv_async_send(&h->done);
+        return NULL;
+}
+
+static void on_hangup_done(uv_async_t *a)
+{
+        daemon_control_stop(a->data);
+        uv_close((uv_handle_t *)a, NULL);
+}
+
+START_TEST(test_cancel_client_gone)
+{
+        uv_loop_t loop;
+        Config cfg;
+        Daemon d;
+        Hangup h = {0};
+        pthread_t t;
+
+        make_daemon(&d, &cfg, &loop);
+        d.plan = PLAN_CHECKING; /* every cancel waits for the check */
+        ck_assert_int_eq(daemon_control_start(&d), 0);
+        uv_async_init(&loop, &h.done, on_hangup_done);
+        h.done.data = &d;
+        ck_assert_int_eq(pthread_create(&t, NULL, hangup_main, &h), 0);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        pthread_join(t, NULL);
+        ck_assert_int_eq(uv_loop_close(&loop), 0);
+        ck_assert_int_eq(h.status_rc, 0);
+        ck_assert_msg(json_is_true(json_object_get(h.status, "ok")), "status refused: %s",
+                      json_string_value(json_object_get(h.status, "error")));
+        json_decref(h.status);
+        daemon_cancel_free_all(&d);
         daemon_observe_done(&d);
 }
 END_TEST
@@ -382,6 +453,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_progress);
         tcase_add_test(tc, test_progress_keys_refused);
         tcase_add_test(tc, test_socket);
+        tcase_add_test(tc, test_cancel_client_gone);
         tcase_add_test(tc, test_document);
         tcase_add_test(tc, test_output_not_utf8);
 }
