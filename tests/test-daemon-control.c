@@ -448,6 +448,75 @@ START_TEST(test_progress_keys_refused)
 }
 END_TEST
 
+/* What waits: the queued plans by ID (a plan stored before the agent
+ * started has none yet; the plans that run or are answered leave the
+ * list), the cancel requests not settled, the running plan once cancelled,
+ * and a queued plan answered cancelled among the recent plans. */
+START_TEST(test_document_waiting)
+{
+        uv_loop_t loop;
+        Config cfg;
+        Daemon d;
+        _cleanup_json_ json_t *s1 = NULL, *s2 = NULL;
+        char storage[4096], ts[4][JOURNAL_TS_MAX];
+        json_t *q, *c, *r;
+
+        make_daemon(&d, &cfg, &loop);
+        snprintf(storage, sizeof(storage), "%s/waiting", tmpdir);
+        ck_assert_int_eq(mkdir(storage, 0700), 0);
+        ck_assert_int_eq(journal_open(storage, NULL, &d.journal), 0);
+        for (int i = 0; i < 4; i++)
+                ck_assert_int_eq(journal_put_plan(d.journal, "{}", 2, NULL, 0, "", NULL, ts[i]), 0);
+        /* ts[0] came before the start: no ID kept. */
+        daemon_observe_plan_stored(&d, ts[1], "plan-b");
+        daemon_observe_plan_stored(&d, ts[3], "plan-d");
+        daemon_observe_plan_stored(&d, ts[2], "plan-c"); /* out of order */
+        /* ts[1] runs (ts[0] was answered before it). */
+        snprintf(d.busy_ts, sizeof(d.busy_ts), "%s", ts[1]);
+        d.plan = PLAN_RUNNING;
+        daemon_observe_plan_started(&d, "plan-b");
+        ck_assert_int_eq(journal_put_result(d.journal, ts[0], "{}", 2, NULL), 0);
+        d.plan = PLAN_STORING; /* the cancel waits (no runner here) */
+        ck_assert_int_eq(daemon_cancel(&d, "plan-x", DAEMON_CANCEL_LOCAL, NULL, NULL), 0);
+        s1 = daemon_status_json(&d);
+        ck_assert_int_eq(json_integer_value(get(s1, "queued", NULL)), 2);
+        q = get(s1, "queued_plans", NULL);
+        ck_assert_uint_eq(json_array_size(q), 2);
+        ck_assert_str_eq(json_string_value(get(json_array_get(q, 0), "id", NULL)), "plan-c");
+        ck_assert_str_eq(json_string_value(get(json_array_get(q, 0), "entry", NULL)), ts[2]);
+        ck_assert_str_eq(json_string_value(get(json_array_get(q, 1), "id", NULL)), "plan-d");
+        c = get(s1, "cancels", NULL);
+        ck_assert_uint_eq(json_array_size(c), 1);
+        ck_assert_str_eq(json_string_value(get(json_array_get(c, 0), "plan_id", NULL)), "plan-x");
+        ck_assert_str_eq(json_string_value(get(json_array_get(c, 0), "from", NULL)), "local");
+        ck_assert(json_is_null(get(s1, "plan", "cancelled_by")));
+        daemon_cancel_free_all(&d);
+
+        daemon_observe_plan_cancelled(&d, "a local request (muranoagent cancel)");
+        daemon_observe_plan_answered(&d, "plan-c", 107);
+        ck_assert_int_eq(journal_put_result(d.journal, ts[2], "{}", 2, NULL), 0);
+        s2 = daemon_status_json(&d);
+        ck_assert_str_eq(json_string_value(get(s2, "plan", "cancelled_by")),
+                         "a local request (muranoagent cancel)");
+        ck_assert_uint_eq(json_array_size(get(s2, "cancels", NULL)), 0);
+        q = get(s2, "queued_plans", NULL);
+        ck_assert_uint_eq(json_array_size(q), 1);
+        ck_assert_str_eq(json_string_value(get(json_array_get(q, 0), "id", NULL)), "plan-d");
+        r = json_array_get(get(get(s2, "recent", NULL), "plans", NULL), 0);
+        ck_assert_str_eq(json_string_value(json_object_get(r, "id")), "plan-c");
+        ck_assert_int_eq(json_integer_value(json_object_get(r, "error_code")), 107);
+        ck_assert(json_is_null(json_object_get(r, "duration_ms")));
+        /* The plan of ts[2] is taken up: those up to it leave the list. */
+        daemon_observe_plan_finished(&d, NULL);
+        snprintf(d.busy_ts, sizeof(d.busy_ts), "%s", ts[3]);
+        daemon_observe_plan_started(&d, "plan-d");
+        ck_assert_uint_eq(d.observe.n_queued, 0);
+        journal_free(d.journal);
+        daemon_observe_done(&d);
+        ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_progress);
@@ -455,6 +524,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_socket);
         tcase_add_test(tc, test_cancel_client_gone);
         tcase_add_test(tc, test_document);
+        tcase_add_test(tc, test_document_waiting);
         tcase_add_test(tc, test_output_not_utf8);
 }
 
