@@ -181,12 +181,6 @@ static void *hangup_main(void *arg)
         return NULL;
 }
 
-static void on_hangup_done(uv_async_t *a)
-{
-        daemon_control_stop(a->data);
-        uv_close((uv_handle_t *)a, NULL);
-}
-
 START_TEST(test_cancel_client_gone)
 {
         uv_loop_t loop;
@@ -198,7 +192,7 @@ START_TEST(test_cancel_client_gone)
         make_daemon(&d, &cfg, &loop);
         d.plan = PLAN_CHECKING; /* every cancel waits for the check */
         ck_assert_int_eq(daemon_control_start(&d), 0);
-        uv_async_init(&loop, &h.done, on_hangup_done);
+        uv_async_init(&loop, &h.done, on_client_done);
         h.done.data = &d;
         ck_assert_int_eq(pthread_create(&t, NULL, hangup_main, &h), 0);
         uv_run(&loop, UV_RUN_DEFAULT);
