@@ -178,6 +178,8 @@ static void queued_forget_to(DaemonObserve *o, const char *ts)
 {
         size_t n = 0;
 
+        if (o->n_queued == 0)
+                return; /* o->queued may be NULL: no memmove of it */
         while (n < o->n_queued && strcmp(o->queued[n].ts, ts) <= 0)
                 free(o->queued[n++].id);
         memmove(o->queued, o->queued + n, (o->n_queued - n) * sizeof(*o->queued));
