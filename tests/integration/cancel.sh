@@ -10,7 +10,9 @@
 # the next plan runs each time. With engine_key set, a cancel must be signed
 # as a plan is: an unsigned one, or one signed with another key, is rejected
 # and cancels nothing, and a signed one cancels. `muranoagent cancel` does
-# the same on the agent's machine, over its control socket.
+# the same on the agent's machine, over its control socket; `status` lists
+# the queued plan by its ID, and then among the recent plans, ErrorCode 107,
+# not run.
 # The plans' scripts are written in single quotes: $1 is theirs, and the
 # helpers below are called through wait_for and check.
 # shellcheck disable=SC2016,SC2317
