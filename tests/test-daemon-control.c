@@ -149,9 +149,10 @@ END_TEST
  * fill the CONTROL_CONN_MAX slots, or status answers "busy" for as long as
  * the cancels wait. */
 typedef struct Hangup {
-        uv_async_t done;
+        uv_async_t done, settle;
         json_t *status;
         int status_rc;
+        char half[256]; /* what the client that only shut its writing side got */
 } Hangup;
 
 static void *hangup_main(void *arg)
@@ -177,8 +178,39 @@ static void *hangup_main(void *arg)
          * cancels wait (for ever here). */
         usleep(1500 * 1000);
         h->status_rc = control_call(tmpdir, status, 2000, &h->status, &error);
+
+        /* A client that shuts its writing side after the request (as
+         * `printf ... | socat` does) has not gone: it gets its answer. */
+        {
+                int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                struct timeval tv = {.tv_sec = 5};
+                size_t got = 0;
+                ssize_t n;
+
+                ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+                ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+                ck_assert_int_eq(send(fd, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
+                ck_assert_int_eq(shutdown(fd, SHUT_WR), 0);
+                usleep(1000 * 1000); /* the daemon checks for hangups meanwhile */
+                uv_async_send(&h->settle);
+                while (got < sizeof(h->half) - 1 &&
+                       (n = read(fd, h->half + got, sizeof(h->half) - 1 - got)) > 0)
+                        got += (size_t)n;
+                h->half[got] = '\0';
+                close(fd);
+        }
         uv_async_send(&h->done);
         return NULL;
+}
+
+/* The cancels settle: the agent stops, so each is refused. */
+static void on_settle(uv_async_t *a)
+{
+        Daemon *d = a->data;
+
+        daemon_stage_move(d, DAEMON_CLOSING);
+        daemon_cancel_pump(d);
+        uv_close((uv_handle_t *)a, NULL);
 }
 
 START_TEST(test_cancel_client_gone)
@@ -193,7 +225,8 @@ START_TEST(test_cancel_client_gone)
         d.plan = PLAN_CHECKING; /* every cancel waits for the check */
         ck_assert_int_eq(daemon_control_start(&d), 0);
         uv_async_init(&loop, &h.done, on_client_done);
-        h.done.data = &d;
+        uv_async_init(&loop, &h.settle, on_settle);
+        h.done.data = h.settle.data = &d;
         ck_assert_int_eq(pthread_create(&t, NULL, hangup_main, &h), 0);
         uv_run(&loop, UV_RUN_DEFAULT);
         pthread_join(t, NULL);
@@ -202,7 +235,9 @@ START_TEST(test_cancel_client_gone)
         ck_assert_msg(json_is_true(json_object_get(h.status, "ok")), "status refused: %s",
                       json_string_value(json_object_get(h.status, "error")));
         json_decref(h.status);
-        daemon_cancel_free_all(&d);
+        ck_assert_str_eq(h.half,
+                         "{\"ok\":false,\"protocol\":1,\"error\":\"the agent is stopping\"}\n");
+        ck_assert_ptr_null(d.cancels);
         daemon_observe_done(&d);
 }
 END_TEST
