@@ -288,7 +288,7 @@ START_TEST(test_cancel_after_result)
                                       on_cancel_done, NULL),
                          0);
         /* The loop does not run: the result waits for it. */
-        for (int i = 0; i < 1000 && !ready; i++) {
+        for (int i = 0; i < 4000 && !ready; i++) {
                 uv_mutex_lock(&fx.runner->lock);
                 ready = fx.runner->job && fx.runner->job->result_ready;
                 uv_mutex_unlock(&fx.runner->lock);
