@@ -117,7 +117,8 @@ static void print_recent(const json_t *r)
                        num(p, "error_code"),
                        json_is_integer(json_object_get(p, "duration_ms"))
                                ? duration(json_object_get(p, "duration_ms"), d, sizeof(d))
-                               : "not run",
+                       : json_is_true(json_object_get(p, "before_start")) ? "earlier"
+                                                                          : "not run",
                        str(p, "id"));
 }
 

@@ -4,7 +4,8 @@
  * cancel clients that hang up before their answer,
  * the directory's mode, a clean close); the status document the hooks
  * build (broker states, the running plan with its script and output tail,
- * the last DAEMON_RECENT_MAX plans); and progress events through a fake
+ * the last DAEMON_RECENT_MAX plans, those of the done records after a
+ * restart); and progress events through a fake
  * transport (one message per plan, its routing key, dropped when the
  * broker is away or behind, keys refused). */
 #include <check.h>
@@ -480,7 +481,7 @@ END_TEST
 /* What waits: the queued plans by ID (a plan stored before the agent
  * started has none yet; the plans that run or are answered leave the
  * list), the cancel requests not settled, the running plan once cancelled,
- * and a queued plan answered cancelled among the recent plans. */
+ * and a queued plan answered cancelled among the recent plans, not run. */
 START_TEST(test_document_waiting)
 {
         uv_loop_t loop;
@@ -535,11 +536,64 @@ START_TEST(test_document_waiting)
         ck_assert_str_eq(json_string_value(json_object_get(r, "id")), "plan-c");
         ck_assert_int_eq(json_integer_value(json_object_get(r, "error_code")), 107);
         ck_assert(json_is_null(json_object_get(r, "duration_ms")));
+        ck_assert(json_is_false(json_object_get(r, "before_start")));
         /* The plan of ts[2] is taken up: those up to it leave the list. */
         daemon_observe_plan_finished(&d, NULL);
         snprintf(d.busy_ts, sizeof(d.busy_ts), "%s", ts[3]);
         daemon_observe_plan_started(&d, "plan-d");
         ck_assert_uint_eq(d.observe.n_queued, 0);
+        journal_free(d.journal);
+        daemon_observe_done(&d);
+        ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
+/* After a restart the recent list holds the plans of the journal's done
+ * records, newest first, without durations; with none it is empty. */
+START_TEST(test_recent_after_restart)
+{
+        uv_loop_t loop;
+        Config cfg;
+        Daemon d;
+        _cleanup_json_ json_t *s1 = NULL, *s2 = NULL;
+        char storage[4096], ts[JOURNAL_TS_MAX], result[128];
+        json_t *plans, *r;
+
+        snprintf(storage, sizeof(storage), "%s/restart", tmpdir);
+        ck_assert_int_eq(mkdir(storage, 0700), 0);
+        make_daemon(&d, &cfg, &loop);
+        ck_assert_int_eq(journal_open(storage, NULL, &d.journal), 0);
+        s1 = daemon_status_json(&d);
+        ck_assert_uint_eq(json_array_size(get(get(s1, "recent", NULL), "plans", NULL)), 0);
+        for (int i = 1; i <= 25; i++) {
+                snprintf(result, sizeof(result), "{\"SourceID\": \"old-%d\", \"ErrorCode\": %d}", i,
+                         i == 25 ? 107 : 0);
+                ck_assert_int_eq(journal_put_plan(d.journal, "{}", 2, NULL, 0, "", NULL, ts), 0);
+                ck_assert_int_eq(journal_put_result(d.journal, ts, result, strlen(result), NULL),
+                                 0);
+                ck_assert_int_eq(journal_remove(d.journal, ts, true), 0);
+        }
+        journal_free(d.journal);
+        daemon_observe_done(&d);
+        ck_assert_int_eq(uv_loop_close(&loop), 0);
+
+        /* The next start. */
+        make_daemon(&d, &cfg, &loop);
+        daemon_observe_done(&d);
+        ck_assert_int_eq(journal_open(storage, NULL, &d.journal), 0);
+        daemon_observe_init(&d);
+        s2 = daemon_status_json(&d);
+        ck_assert_str_eq(json_string_value(get(get(s2, "recent", NULL), "source", NULL)),
+                         "the journal's done records at start, then memory");
+        plans = get(get(s2, "recent", NULL), "plans", NULL);
+        ck_assert_uint_eq(json_array_size(plans), DAEMON_RECENT_MAX);
+        r = json_array_get(plans, 0);
+        ck_assert_str_eq(json_string_value(json_object_get(r, "id")), "old-25");
+        ck_assert_int_eq(json_integer_value(json_object_get(r, "error_code")), 107);
+        ck_assert(json_is_null(json_object_get(r, "duration_ms")));
+        ck_assert(json_is_true(json_object_get(r, "before_start")));
+        r = json_array_get(plans, DAEMON_RECENT_MAX - 1);
+        ck_assert_str_eq(json_string_value(json_object_get(r, "id")), "old-6");
         journal_free(d.journal);
         daemon_observe_done(&d);
         ck_assert_int_eq(uv_loop_close(&loop), 0);
@@ -554,6 +608,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_cancel_client_gone);
         tcase_add_test(tc, test_document);
         tcase_add_test(tc, test_document_waiting);
+        tcase_add_test(tc, test_recent_after_restart);
         tcase_add_test(tc, test_output_not_utf8);
 }
 

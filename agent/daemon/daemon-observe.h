@@ -45,6 +45,7 @@ typedef struct DaemonRecent {
         int error_code;
         int64_t duration_ms; /* -1: answered without running */
         time_t finished;
+        bool before_start; /* from the journal's done records, at start */
 } DaemonRecent;
 
 /* A plan stored since the agent started, and the ID its message came with
@@ -85,7 +86,8 @@ typedef struct DaemonObserve {
 
         DaemonRecent recent[DAEMON_RECENT_MAX]; /* a ring; recent_next is the next slot */
         size_t n_recent, recent_next;
-        uint64_t n_plans; /* finished since start */
+        size_t n_recent_loaded; /* from the journal's done records at start */
+        uint64_t n_plans;       /* finished since start */
 
         /* Entries stored since start, by ts ascending; those that ran or
          * were answered go when a later plan starts. */

@@ -10,7 +10,9 @@
 #include "daemon/daemon-cancel.h"
 #include "daemon/daemon-internal.h"
 #include "daemon/daemon-observe.h"
+#include "log/log.h"
 #include "util/macro.h"
+#include "util/pyjson.h"
 #include "util/utf8.h"
 
 /* uv_now() is the loop's cached time, refreshed once per iteration: close
@@ -75,9 +77,59 @@ static void on_script_finished(void *userdata, const char *what, int exit_code, 
 const RunnerObserver daemon_observe_runner = {on_script_started, on_script_output,
                                               on_script_finished};
 
+/* A plan for the recent list (id taken; NULL: unknown); the slot it went in. */
+static DaemonRecent *recent_add(DaemonObserve *o, char *id, int error_code, int64_t duration_ms,
+                                time_t finished)
+{
+        DaemonRecent *r = &o->recent[o->recent_next];
+
+        free(r->id);
+        *r = (DaemonRecent){
+                .id = id,
+                .error_code = error_code,
+                .duration_ms = duration_ms,
+                .finished = finished,
+        };
+        o->recent_next = (o->recent_next + 1) % DAEMON_RECENT_MAX;
+        if (o->n_recent < DAEMON_RECENT_MAX)
+                o->n_recent++;
+        return r;
+}
+
+/* A done record of an earlier start: its plan, for the recent list. */
+static void on_done_record(void *userdata, int64_t time_ns, const char *text, size_t len)
+{
+        DaemonObserve *o = userdata;
+        _cleanup_json_ json_t *doc = pyjson_loadb(text, len, 0, NULL);
+        const json_t *sid = json_object_get(doc, "SourceID");
+        const json_t *code = json_object_get(doc, "ErrorCode");
+        char *id = NULL;
+
+        if (json_is_string(sid))
+                id = strdup(json_string_value(sid));
+        else if (json_is_integer(sid) &&
+                 asprintf(&id, "%" JSON_INTEGER_FORMAT, json_integer_value(sid)) < 0)
+                id = NULL;
+        if (!id)
+                return;
+        recent_add(o, id, json_is_integer(code) ? (int)json_integer_value(code) : -1, -1,
+                   (time_t)(time_ns / 1000000000))
+                ->before_start = true;
+        o->n_recent_loaded++;
+}
+
 void daemon_observe_init(Daemon *d)
 {
         DaemonObserve *o = &d->observe;
+        int rc;
+
+        /* Before the loop runs: it reads the journal's done records. */
+        if (d->journal) {
+                rc = journal_done_newest(d->journal, DAEMON_RECENT_MAX, on_done_record, o);
+                if (rc < 0)
+                        log_warning(NULL, "cannot read the last plans' done records: %s",
+                                    strerror(-rc));
+        }
 
         if (d->runner)
                 runner_set_observer(d->runner, &daemon_observe_runner, d);
@@ -216,31 +268,13 @@ void daemon_observe_plan_started(Daemon *d, const char *id)
         daemon_progress_plan_started(d, id);
 }
 
-/* A plan for the recent list (id taken; NULL: unknown); the slot it went in. */
-static DaemonRecent *recent_add(DaemonObserve *o, char *id, int error_code, int64_t duration_ms)
-{
-        DaemonRecent *r = &o->recent[o->recent_next];
-
-        free(r->id);
-        *r = (DaemonRecent){
-                .id = id,
-                .error_code = error_code,
-                .duration_ms = duration_ms,
-                .finished = time(NULL),
-        };
-        o->recent_next = (o->recent_next + 1) % DAEMON_RECENT_MAX;
-        if (o->n_recent < DAEMON_RECENT_MAX)
-                o->n_recent++;
-        return r;
-}
-
 void daemon_observe_plan_finished(Daemon *d, const json_t *result)
 {
         DaemonObserve *o = &d->observe;
         json_t *code = json_object_get(result, "ErrorCode");
         DaemonRecent *r = recent_add(o, TAKE_PTR(o->plan_id),
                                      json_is_integer(code) ? (int)json_integer_value(code) : -1,
-                                     (int64_t)(now_ms(d) - o->plan_since_ms));
+                                     (int64_t)(now_ms(d) - o->plan_since_ms), time(NULL));
 
         o->n_plans++;
         daemon_progress_plan_finished(d, r->error_code, (uint64_t)r->duration_ms);
@@ -249,7 +283,7 @@ void daemon_observe_plan_finished(Daemon *d, const json_t *result)
 
 void daemon_observe_plan_answered(Daemon *d, const char *id, int error_code)
 {
-        recent_add(&d->observe, strdup(id), error_code, -1);
+        recent_add(&d->observe, strdup(id), error_code, -1, time(NULL));
 }
 
 void daemon_observe_plan_cancelled(Daemon *d, const char *by)
@@ -369,11 +403,12 @@ static json_t *recent_json(const DaemonObserve *o)
                 size_t i = (o->recent_next + DAEMON_RECENT_MAX - 1 - k) % DAEMON_RECENT_MAX;
                 const DaemonRecent *r = &o->recent[i];
                 json_t *p =
-                        json_pack("{s o si s o s o}", "id",
+                        json_pack("{s o si s o s o s o}", "id",
                                   text_json(r->id ? r->id : "", r->id ? strlen(r->id) : 0),
                                   "error_code", r->error_code, "duration_ms",
                                   r->duration_ms >= 0 ? json_integer(r->duration_ms) : json_null(),
-                                  "finished", iso_time(r->finished));
+                                  "finished", iso_time(r->finished), "before_start",
+                                  json_boolean(r->before_start));
                 if (json_array_append_new(plans, p) < 0) {
                         json_decref(plans);
                         return NULL;
@@ -434,6 +469,7 @@ json_t *daemon_status_json(Daemon *d)
                          queued >= 0 ? json_integer(queued) : json_null(), "queued_plans",
                          queued_plans, "unsent", unsent >= 0 ? json_integer(unsent) : json_null(),
                          "cancels", daemon_cancel_json(d), "recent", "source",
-                         "memory since the agent started", "plans", recent_json(o), "progress",
-                         daemon_progress_json(d));
+                         o->n_recent_loaded > 0 ? "the journal's done records at start, then memory"
+                                                : "memory since the agent started",
+                         "plans", recent_json(o), "progress", daemon_progress_json(d));
 }
