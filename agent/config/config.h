@@ -119,7 +119,7 @@ typedef struct Config {
                 bool verify_hostname;         /* check the broker certificate's name */
                 unsigned reconnect_max_delay; /* seconds, cap of the reconnect back-off */
                 ConfigLogFormat log_format;
-                char *progress_routing_key;   /* "" = no progress events (docs/operations.md) */
+                char *progress_routing_key; /* "" = no progress events (docs/operations.md) */
         } agent;
 
         struct ConfigSandbox {
