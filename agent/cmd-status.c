@@ -81,6 +81,9 @@ static void print_plan(const json_t *p)
         }
         printf("plan:    %s, running for %s (since %s)\n", str(p, "id"),
                duration(json_object_get(p, "elapsed_ms"), d, sizeof(d)), str(p, "since"));
+        if (json_is_string(json_object_get(p, "cancelled_by")))
+                printf("         CANCELLED by %s: its scripts are being stopped\n",
+                       str(p, "cancelled_by"));
         if (json_is_object(script))
                 printf("script:  %s, pid %" JSON_INTEGER_FORMAT
                        ", running for %s, %" JSON_INTEGER_FORMAT " bytes of output\n",
@@ -112,7 +115,36 @@ static void print_recent(const json_t *r)
         json_array_foreach (plans, i, p)
                 printf("  %-20s  %9" JSON_INTEGER_FORMAT "  %10s  %s\n", str(p, "finished"),
                        num(p, "error_code"),
-                       duration(json_object_get(p, "duration_ms"), d, sizeof(d)), str(p, "id"));
+                       json_is_integer(json_object_get(p, "duration_ms"))
+                               ? duration(json_object_get(p, "duration_ms"), d, sizeof(d))
+                       : json_is_true(json_object_get(p, "before_start")) ? "earlier"
+                                                                          : "not run",
+                       str(p, "id"));
+}
+
+/* The IDs of the plans waiting to run (those listed), and the cancel
+ * requests not settled yet. */
+static void print_waiting(const json_t *s)
+{
+        const json_t *queued = json_object_get(s, "queued_plans");
+        const json_t *cancels = json_object_get(s, "cancels");
+        const json_t *p;
+        size_t i;
+
+        json_array_foreach (queued, i, p)
+                printf("  %s (entry %s)\n",
+                       json_is_string(json_object_get(p, "id"))
+                               ? str(p, "id")
+                               : "ID not known yet (stored before the agent started)",
+                       str(p, "entry"));
+        if (json_array_size(queued) < (size_t)num(s, "queued"))
+                printf("  ... and %" JSON_INTEGER_FORMAT " more\n",
+                       num(s, "queued") - (json_int_t)json_array_size(queued));
+        json_array_foreach (cancels, i, p)
+                printf("cancel:  of plan %s, asked by a %s request, %s\n", str(p, "plan_id"),
+                       str(p, "from"),
+                       streq(str(p, "state"), "searching") ? "looking for it in the journal"
+                                                           : "waiting its turn");
 }
 
 static void print_count(const char *label, const json_t *v, const char *what)
@@ -147,6 +179,7 @@ static void print_human(const json_t *s)
         print_broker(json_object_get(s, "broker"));
         print_plan(json_object_get(s, "plan"));
         print_count("queued:  ", json_object_get(s, "queued"), "plan(s) waiting to run");
+        print_waiting(s);
         print_count("unsent:  ", json_object_get(s, "unsent"), "result(s) waiting for the broker");
         print_progress(json_object_get(s, "progress"));
         print_recent(json_object_get(s, "recent"));

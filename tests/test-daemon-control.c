@@ -1,9 +1,11 @@
 /* Tests for daemon-control.c, daemon-status.c and daemon-progress.c (the
  * daemon's observe hooks, daemon-observe.h): the control socket served on a
  * real loop (status, an unknown command, a bad and an oversized request,
+ * cancel clients that hang up before their answer,
  * the directory's mode, a clean close); the status document the hooks
  * build (broker states, the running plan with its script and output tail,
- * the last DAEMON_RECENT_MAX plans); and progress events through a fake
+ * the last DAEMON_RECENT_MAX plans, those of the done records after a
+ * restart); and progress events through a fake
  * transport (one message per plan, its routing key, dropped when the
  * broker is away or behind, keys refused). */
 #include <check.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "control/control.h"
+#include "daemon/daemon-cancel.h"
 #include "daemon/daemon-internal.h"
 #include "util/macro.h"
 #include "test-lib.h"
@@ -138,6 +141,104 @@ START_TEST(test_socket)
         json_decref(c.status);
         json_decref(c.unknown);
         json_decref(c.bad);
+        daemon_observe_done(&d);
+}
+END_TEST
+
+/* Clients that ask for a cancel that has to wait (the plan lane checks a
+ * plan) and hang up before the answer: their connections must not stay and
+ * fill the CONTROL_CONN_MAX slots, or status answers "busy" for as long as
+ * the cancels wait. */
+typedef struct Hangup {
+        uv_async_t done, settle;
+        json_t *status;
+        int status_rc;
+        char half[256]; /* what the client that only shut its writing side got */
+} Hangup;
+
+static void *hangup_main(void *arg)
+{
+        Hangup *h = arg;
+        static const char req[] = "{\"command\": \"cancel\", \"plan_id\": \"p1\"}\n";
+        _cleanup_json_ json_t *status = json_pack("{ss}", "command", "status");
+        _cleanup_free_ char *error = NULL;
+        char dir[4096];
+        struct sockaddr_un sa;
+
+        snprintf(dir, sizeof(dir), "%s/control", tmpdir);
+        ck_assert_int_eq(control_address(dir, -1, &sa), 0);
+        for (int i = 0; i < 2 * 8; i++) {
+                int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+                ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+                ck_assert_int_eq(send(fd, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
+                usleep(50 * 1000); /* read by the daemon before the hangup */
+                close(fd);
+        }
+        /* Long enough for the daemon to see the hangups, far less than the
+         * cancels wait (for ever here). */
+        usleep(1500 * 1000);
+        h->status_rc = control_call(tmpdir, status, 2000, &h->status, &error);
+
+        /* A client that shuts its writing side after the request (as
+         * `printf ... | socat` does) has not gone: it gets its answer. */
+        {
+                int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                struct timeval tv = {.tv_sec = 5};
+                size_t got = 0;
+                ssize_t n;
+
+                ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+                ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+                ck_assert_int_eq(send(fd, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
+                ck_assert_int_eq(shutdown(fd, SHUT_WR), 0);
+                usleep(1000 * 1000); /* the daemon checks for hangups meanwhile */
+                uv_async_send(&h->settle);
+                while (got < sizeof(h->half) - 1 &&
+                       (n = read(fd, h->half + got, sizeof(h->half) - 1 - got)) > 0)
+                        got += (size_t)n;
+                h->half[got] = '\0';
+                close(fd);
+        }
+        uv_async_send(&h->done);
+        return NULL;
+}
+
+/* The cancels settle: the agent stops, so each is refused. */
+static void on_settle(uv_async_t *a)
+{
+        Daemon *d = a->data;
+
+        daemon_stage_move(d, DAEMON_CLOSING);
+        daemon_cancel_pump(d);
+        uv_close((uv_handle_t *)a, NULL);
+}
+
+START_TEST(test_cancel_client_gone)
+{
+        uv_loop_t loop;
+        Config cfg;
+        Daemon d;
+        Hangup h = {0};
+        pthread_t t;
+
+        make_daemon(&d, &cfg, &loop);
+        d.plan = PLAN_CHECKING; /* every cancel waits for the check */
+        ck_assert_int_eq(daemon_control_start(&d), 0);
+        uv_async_init(&loop, &h.done, on_client_done);
+        uv_async_init(&loop, &h.settle, on_settle);
+        h.done.data = h.settle.data = &d;
+        ck_assert_int_eq(pthread_create(&t, NULL, hangup_main, &h), 0);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        pthread_join(t, NULL);
+        ck_assert_int_eq(uv_loop_close(&loop), 0);
+        ck_assert_int_eq(h.status_rc, 0);
+        ck_assert_msg(json_is_true(json_object_get(h.status, "ok")), "status refused: %s",
+                      json_string_value(json_object_get(h.status, "error")));
+        json_decref(h.status);
+        ck_assert_str_eq(h.half,
+                         "{\"ok\":false,\"protocol\":1,\"error\":\"the agent is stopping\"}\n");
+        ck_assert_ptr_null(d.cancels);
         daemon_observe_done(&d);
 }
 END_TEST
@@ -377,12 +478,137 @@ START_TEST(test_progress_keys_refused)
 }
 END_TEST
 
+/* What waits: the queued plans by ID (a plan stored before the agent
+ * started has none yet; the plans that run or are answered leave the
+ * list), the cancel requests not settled, the running plan once cancelled,
+ * and a queued plan answered cancelled among the recent plans, not run. */
+START_TEST(test_document_waiting)
+{
+        uv_loop_t loop;
+        Config cfg;
+        Daemon d;
+        _cleanup_json_ json_t *s1 = NULL, *s2 = NULL;
+        char storage[4096], ts[4][JOURNAL_TS_MAX];
+        json_t *q, *c, *r;
+
+        make_daemon(&d, &cfg, &loop);
+        snprintf(storage, sizeof(storage), "%s/waiting", tmpdir);
+        ck_assert_int_eq(mkdir(storage, 0700), 0);
+        ck_assert_int_eq(journal_open(storage, NULL, &d.journal), 0);
+        for (int i = 0; i < 4; i++)
+                ck_assert_int_eq(journal_put_plan(d.journal, "{}", 2, NULL, 0, "", NULL, ts[i]), 0);
+        /* ts[0] came before the start: no ID kept. */
+        daemon_observe_plan_stored(&d, ts[1], "plan-b");
+        daemon_observe_plan_stored(&d, ts[3], "plan-d");
+        daemon_observe_plan_stored(&d, ts[2], "plan-c"); /* out of order */
+        /* ts[1] runs (ts[0] was answered before it). */
+        snprintf(d.busy_ts, sizeof(d.busy_ts), "%s", ts[1]);
+        d.plan = PLAN_RUNNING;
+        daemon_observe_plan_started(&d, "plan-b");
+        ck_assert_int_eq(journal_put_result(d.journal, ts[0], "{}", 2, NULL), 0);
+        d.plan = PLAN_STORING; /* the cancel waits (no runner here) */
+        ck_assert_int_eq(daemon_cancel(&d, "plan-x", DAEMON_CANCEL_LOCAL, NULL, NULL), 0);
+        s1 = daemon_status_json(&d);
+        ck_assert_int_eq(json_integer_value(get(s1, "queued", NULL)), 2);
+        q = get(s1, "queued_plans", NULL);
+        ck_assert_uint_eq(json_array_size(q), 2);
+        ck_assert_str_eq(json_string_value(get(json_array_get(q, 0), "id", NULL)), "plan-c");
+        ck_assert_str_eq(json_string_value(get(json_array_get(q, 0), "entry", NULL)), ts[2]);
+        ck_assert_str_eq(json_string_value(get(json_array_get(q, 1), "id", NULL)), "plan-d");
+        c = get(s1, "cancels", NULL);
+        ck_assert_uint_eq(json_array_size(c), 1);
+        ck_assert_str_eq(json_string_value(get(json_array_get(c, 0), "plan_id", NULL)), "plan-x");
+        ck_assert_str_eq(json_string_value(get(json_array_get(c, 0), "from", NULL)), "local");
+        ck_assert(json_is_null(get(s1, "plan", "cancelled_by")));
+        daemon_cancel_free_all(&d);
+
+        daemon_observe_plan_cancelled(&d, "a local request (muranoagent cancel)");
+        daemon_observe_plan_answered(&d, "plan-c", 107);
+        ck_assert_int_eq(journal_put_result(d.journal, ts[2], "{}", 2, NULL), 0);
+        s2 = daemon_status_json(&d);
+        ck_assert_str_eq(json_string_value(get(s2, "plan", "cancelled_by")),
+                         "a local request (muranoagent cancel)");
+        ck_assert_uint_eq(json_array_size(get(s2, "cancels", NULL)), 0);
+        q = get(s2, "queued_plans", NULL);
+        ck_assert_uint_eq(json_array_size(q), 1);
+        ck_assert_str_eq(json_string_value(get(json_array_get(q, 0), "id", NULL)), "plan-d");
+        r = json_array_get(get(get(s2, "recent", NULL), "plans", NULL), 0);
+        ck_assert_str_eq(json_string_value(json_object_get(r, "id")), "plan-c");
+        ck_assert_int_eq(json_integer_value(json_object_get(r, "error_code")), 107);
+        ck_assert(json_is_null(json_object_get(r, "duration_ms")));
+        ck_assert(json_is_false(json_object_get(r, "before_start")));
+        /* The plan of ts[2] is taken up: those up to it leave the list. */
+        daemon_observe_plan_finished(&d, NULL);
+        snprintf(d.busy_ts, sizeof(d.busy_ts), "%s", ts[3]);
+        daemon_observe_plan_started(&d, "plan-d");
+        ck_assert_uint_eq(d.observe.n_queued, 0);
+        journal_free(d.journal);
+        daemon_observe_done(&d);
+        ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
+/* After a restart the recent list holds the plans of the journal's done
+ * records, newest first, without durations; with none it is empty. */
+START_TEST(test_recent_after_restart)
+{
+        uv_loop_t loop;
+        Config cfg;
+        Daemon d;
+        _cleanup_json_ json_t *s1 = NULL, *s2 = NULL;
+        char storage[4096], ts[JOURNAL_TS_MAX], result[128];
+        json_t *plans, *r;
+
+        snprintf(storage, sizeof(storage), "%s/restart", tmpdir);
+        ck_assert_int_eq(mkdir(storage, 0700), 0);
+        make_daemon(&d, &cfg, &loop);
+        ck_assert_int_eq(journal_open(storage, NULL, &d.journal), 0);
+        s1 = daemon_status_json(&d);
+        ck_assert_uint_eq(json_array_size(get(get(s1, "recent", NULL), "plans", NULL)), 0);
+        for (int i = 1; i <= 25; i++) {
+                snprintf(result, sizeof(result), "{\"SourceID\": \"old-%d\", \"ErrorCode\": %d}", i,
+                         i == 25 ? 107 : 0);
+                ck_assert_int_eq(journal_put_plan(d.journal, "{}", 2, NULL, 0, "", NULL, ts), 0);
+                ck_assert_int_eq(journal_put_result(d.journal, ts, result, strlen(result), NULL),
+                                 0);
+                ck_assert_int_eq(journal_remove(d.journal, ts, true), 0);
+        }
+        journal_free(d.journal);
+        daemon_observe_done(&d);
+        ck_assert_int_eq(uv_loop_close(&loop), 0);
+
+        /* The next start. */
+        make_daemon(&d, &cfg, &loop);
+        daemon_observe_done(&d);
+        ck_assert_int_eq(journal_open(storage, NULL, &d.journal), 0);
+        daemon_observe_init(&d);
+        s2 = daemon_status_json(&d);
+        ck_assert_str_eq(json_string_value(get(get(s2, "recent", NULL), "source", NULL)),
+                         "the journal's done records at start, then memory");
+        plans = get(get(s2, "recent", NULL), "plans", NULL);
+        ck_assert_uint_eq(json_array_size(plans), DAEMON_RECENT_MAX);
+        r = json_array_get(plans, 0);
+        ck_assert_str_eq(json_string_value(json_object_get(r, "id")), "old-25");
+        ck_assert_int_eq(json_integer_value(json_object_get(r, "error_code")), 107);
+        ck_assert(json_is_null(json_object_get(r, "duration_ms")));
+        ck_assert(json_is_true(json_object_get(r, "before_start")));
+        r = json_array_get(plans, DAEMON_RECENT_MAX - 1);
+        ck_assert_str_eq(json_string_value(json_object_get(r, "id")), "old-6");
+        journal_free(d.journal);
+        daemon_observe_done(&d);
+        ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_progress);
         tcase_add_test(tc, test_progress_keys_refused);
         tcase_add_test(tc, test_socket);
+        tcase_add_test(tc, test_cancel_client_gone);
         tcase_add_test(tc, test_document);
+        tcase_add_test(tc, test_document_waiting);
+        tcase_add_test(tc, test_recent_after_restart);
         tcase_add_test(tc, test_output_not_utf8);
 }
 

@@ -4,7 +4,8 @@
  * started meanwhile is accepted and runs once the removal is over. And for
  * runner_cancel_plan(): one result, ErrorCode 107, naming who asked and the
  * script that ran, after SIGTERM or, for a script that ignores it, SIGKILL
- * kill_grace later. The sandbox is off, so that no cgroup or root is
+ * kill_grace later; and too late once the plan's result is made. The
+ * sandbox is off, so that no cgroup or root is
  * needed. */
 #include <errno.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include "test-lib.h"
 #include "config/config.h"
 #include "result/result.h"
+#include "runner/runner-internal.h"
 #include "runner/runner.h"
 #include "util/fileio.h"
 #include "util/macro.h"
@@ -272,6 +274,39 @@ START_TEST(test_cancel_ignores_term)
 }
 END_TEST
 
+/* A cancel that comes once the plan's thread has made its result, before
+ * the loop has taken it: too late, the result stands (ErrorCode 0), and the
+ * cancel must say so (RUNNER_CANCEL_ENDING), not promise ErrorCode 107. */
+START_TEST(test_cancel_after_result)
+{
+        _cleanup_json_ json_t *plan =
+                json_pack("{s:s, s:s, s:s, s:s, s:{}, s:{}}", "FormatVersion", "2.1.0", "ID",
+                          "quick", "Action", "Execute", "Body", "return 7", "Scripts", "Files");
+        bool ready = false;
+
+        ck_assert_ptr_nonnull(plan);
+        ck_assert_int_eq(runner_start(fx.runner, plan, json_object_get(plan, "ID"), NULL,
+                                      on_cancel_done, NULL),
+                         0);
+        /* The loop does not run: the result waits for it. */
+        for (int i = 0; i < 4000 && !ready; i++) {
+                uv_mutex_lock(&fx.runner->lock);
+                ready = fx.runner->job && fx.runner->job->result_ready;
+                uv_mutex_unlock(&fx.runner->lock);
+                if (!ready)
+                        usleep(5000);
+        }
+        ck_assert(ready);
+        ck_assert_int_eq(runner_cancel_plan(fx.runner, "quick", "a test", NULL),
+                         RUNNER_CANCEL_ENDING);
+        ck_assert_int_eq(uv_run(&fx.loop, UV_RUN_DEFAULT), 0);
+        ck_assert_ptr_nonnull(fx.result);
+        ck_assert_int_eq(json_integer_value(json_object_get(fx.result, "ErrorCode")), 0);
+        ck_assert_int_eq(json_integer_value(json_object_get(fx.result, "Body")), 7);
+        json_decref(fx.result);
+}
+END_TEST
+
 /* Nothing runs: nothing to cancel. */
 START_TEST(test_cancel_idle)
 {
@@ -442,6 +477,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_cancel_idle);
         tcase_add_test(tc, test_durable_replay);
         tcase_add_loop_test(tc, test_durable_ends, 0, (int)ELEMENTSOF(end_cases));
+        tcase_add_test(tc, test_cancel_after_result);
 }
 
 int main(void)

@@ -117,6 +117,8 @@ static bool cancel_running(Daemon *d, DaemonCancel *c)
         if (rc == -ESRCH)
                 return false;
         if (rc == 0)
+                daemon_observe_plan_cancelled(d, cancel_by(c->source));
+        if (rc == 0)
                 cancel_settle(d, DAEMON_CANCEL_STOPPING,
                               "cancelled by %s during %s: stopping its scripts (SIGTERM, "
                               "SIGKILL after %u s); its result will say ErrorCode %d",
@@ -270,6 +272,7 @@ void daemon_cancel_after(Daemon *d, DaemonWork *w)
         d->cancel_working = false;
         switch (w->rc) {
         case DAEMON_CANCEL_ANSWERED:
+                daemon_observe_plan_answered(d, w->cancel->plan_id, RESULT_CODE_CANCELLED);
                 cancel_settle(d, DAEMON_CANCEL_ANSWERED,
                               "cancelled by %s before it ran (entry %s): answered with ErrorCode "
                               "%d, it will not run",
@@ -342,6 +345,21 @@ bool daemon_cancel_delivery(Daemon *d, TransportDelivery *dl)
         if (cancel_add(d, plan_id, DAEMON_CANCEL_REMOTE, dl->tag, NULL, NULL) < 0)
                 d->tops->reject(d->transport, dl->tag, true);
         return true;
+}
+
+json_t *daemon_cancel_json(const Daemon *d)
+{
+        json_t *v = json_array();
+
+        for (const DaemonCancel *c = d->cancels; v && c; c = c->next)
+                if (json_array_append_new(
+                            v, json_pack("{ss ss ss}", "plan_id", c->plan_id, "from",
+                                         c->source == DAEMON_CANCEL_LOCAL ? "local" : "remote",
+                                         "state",
+                                         c == d->cancels && d->cancel_working ? "searching"
+                                                                              : "waiting")) < 0)
+                        v = (json_decref(v), NULL);
+        return v;
 }
 
 void daemon_cancel_free_all(Daemon *d)

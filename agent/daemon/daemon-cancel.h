@@ -83,6 +83,12 @@ void daemon_control_answer(struct ControlConn *k, const json_t *body, const char
 /* k's client went away: its requests settle without telling anyone. */
 void daemon_cancel_detach(Daemon *d, void *userdata);
 
+/* The requests not settled yet, for `status`: a JSON array of
+ * {"plan_id", "from": "local" | "remote", "state": "searching" (the
+ * journal, for a queued plan) | "waiting"} in order, or NULL when out of
+ * memory. */
+json_t *daemon_cancel_json(const Daemon *d);
+
 /* At exit: requests still waiting are dropped (a message unacked goes back
  * to the queue). */
 void daemon_cancel_free_all(Daemon *d);

@@ -5,6 +5,7 @@
  * disk. A command is one line of the table below. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -21,6 +22,9 @@
 #define CONTROL_CONN_MAX 8
 /* A client that has not sent its whole request by then is dropped. */
 #define CONTROL_CONN_TIMEOUT_MS 5000
+/* While an async command waits, how often its client is checked for a
+ * hangup, so that one that went away frees its slot. */
+#define CONTROL_HANGUP_CHECK_MS 250
 
 typedef struct ControlConn ControlConn;
 
@@ -144,6 +148,22 @@ static void conn_reply_error(ControlConn *k, const char *message)
         conn_reply(k, line, len);
 }
 
+/* An async command waits: a client that hung up (POLLHUP: closed, not just
+ * shut its writing side, which clients that send the request and then EOF
+ * do) is not waited for; its request settles without telling anyone. */
+static void conn_on_hangup_check(uv_timer_t *t)
+{
+        ControlConn *k = t->data;
+        struct pollfd p = {.events = POLLIN};
+        uv_os_fd_t fd;
+
+        if (!k->pending || uv_fileno((uv_handle_t *)&k->pipe, &fd) < 0)
+                return;
+        p.fd = fd;
+        if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)))
+                conn_close(k);
+}
+
 static void conn_dispatch(ControlConn *k, const char *line, size_t len)
 {
         Daemon *d = k->c->d;
@@ -163,12 +183,14 @@ static void conn_dispatch(ControlConn *k, const char *line, size_t len)
                 if (control_commands[i].async) {
                         /* It answers when it is done, however long that
                          * takes; the client has a time limit of its own. */
-                        uv_timer_stop(&k->timer);
                         uv_read_stop((uv_stream_t *)&k->pipe);
+                        uv_timer_start(&k->timer, conn_on_hangup_check, CONTROL_HANGUP_CHECK_MS,
+                                       CONTROL_HANGUP_CHECK_MS);
                         k->pending = true;
                         rc = control_commands[i].async(d, req, k, &error);
                         if (rc < 0) {
                                 k->pending = false;
+                                uv_timer_stop(&k->timer);
                                 conn_reply_error(k, error ? error : strerror(-rc));
                         }
                         return;
@@ -195,6 +217,7 @@ void daemon_control_answer(ControlConn *k, const json_t *body, const char *error
         size_t reply_len = 0;
 
         k->pending = false;
+        uv_timer_stop(&k->timer);
         if (error || control_reply_ok(body, &reply, &reply_len) < 0)
                 conn_reply_error(k, error ? error : "out of memory");
         else

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <uv.h>
 
+#include "journal/journal.h"
 #include "runner/runner.h"
 #include "transport/transport.h"
 
@@ -28,6 +29,11 @@ struct Daemon;
 #define DAEMON_TAIL_BYTES 4096
 #define DAEMON_TAIL_LINES 10
 
+/* Queued plans whose IDs `status` lists (the count is always whole), and
+ * the entries whose IDs are kept for it at most. */
+#define DAEMON_QUEUED_SHOWN 50
+#define DAEMON_QUEUED_KEPT  4096
+
 typedef enum DaemonBrokerState {
         BROKER_CONNECTING, /* the first attempt is under way */
         BROKER_CONNECTED,  /* consuming */
@@ -37,9 +43,17 @@ typedef enum DaemonBrokerState {
 typedef struct DaemonRecent {
         char *id; /* owned */
         int error_code;
-        uint64_t duration_ms;
+        int64_t duration_ms; /* -1: answered without running */
         time_t finished;
+        bool before_start; /* from the journal's done records, at start */
 } DaemonRecent;
+
+/* A plan stored since the agent started, and the ID its message came with
+ * (its AMQP message_id: the engine sets it to the plan's ID). */
+typedef struct DaemonQueued {
+        char ts[JOURNAL_TS_MAX];
+        char *id; /* owned */
+} DaemonQueued;
 
 typedef struct DaemonObserve {
         time_t started; /* wall clock, for people */
@@ -58,6 +72,7 @@ typedef struct DaemonObserve {
         char *plan_id; /* owned */
         time_t plan_since;
         uint64_t plan_since_ms;
+        char *plan_cancelled_by; /* owned: who cancelled it, NULL when nobody */
         /* Its running script; script NULL when none. */
         char *script; /* owned: "script deploy", "git clone of files/x" */
         pid_t script_pid;
@@ -71,7 +86,13 @@ typedef struct DaemonObserve {
 
         DaemonRecent recent[DAEMON_RECENT_MAX]; /* a ring; recent_next is the next slot */
         size_t n_recent, recent_next;
-        uint64_t n_plans; /* finished since start */
+        size_t n_recent_loaded; /* from the journal's done records at start */
+        uint64_t n_plans;       /* finished since start */
+
+        /* Entries stored since start, by ts ascending; those that ran or
+         * were answered go when a later plan starts. */
+        DaemonQueued *queued;
+        size_t n_queued, queued_cap;
 
         struct DaemonControl *control;   /* daemon-control.c, NULL when not serving */
         struct DaemonProgress *progress; /* daemon-progress.c, NULL when off */
@@ -86,6 +107,13 @@ void daemon_observe_broker_lost(struct Daemon *d, const TransportLoss *loss);
 void daemon_observe_plan_started(struct Daemon *d, const char *id);
 /* It is over, with result (borrowed; may be NULL: out of memory). */
 void daemon_observe_plan_finished(struct Daemon *d, const json_t *result);
+/* The running plan is being stopped at the request of by (a phrase). */
+void daemon_observe_plan_cancelled(struct Daemon *d, const char *by);
+/* Plan id, queued, was answered with error_code without running: it is
+ * listed among the recent plans, with no duration. */
+void daemon_observe_plan_answered(struct Daemon *d, const char *id, int error_code);
+/* Entry ts was stored for the message of message_id id ("" none). */
+void daemon_observe_plan_stored(struct Daemon *d, const char *ts, const char *id);
 
 /* daemon-status.c: the reply body of the "status" command (a new
  * reference), or NULL when out of memory. Never waits for the disk: the

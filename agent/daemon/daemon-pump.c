@@ -225,6 +225,8 @@ static void after_store(Daemon *d, DaemonWork *w)
                         log_warning(mid, "ack of entry %s failed: %s", w->ts, strerror(-rc));
                 else
                         log_debug(mid, "plan message stored as entry %s and acked", w->ts);
+                if (!w->refused)
+                        daemon_observe_plan_stored(d, w->ts, mid);
         }
         daemon_work_free(w);
         daemon_pump(d);

@@ -472,3 +472,38 @@ int journal_done_lookup_delivery(Journal *j, const void *body, size_t len, char 
         pthread_mutex_unlock(&j->io);
         return r;
 }
+
+static int done_time_cmp(const void *a, const void *b)
+{
+        int64_t x = (*(const JournalDone *const *)a)->time,
+                y = (*(const JournalDone *const *)b)->time;
+
+        return (x > y) - (x < y);
+}
+
+int journal_done_newest(Journal *j, size_t max, journal_done_fn fn, void *userdata)
+{
+        _cleanup_free_ const JournalDone **v = NULL;
+        size_t n = 0;
+        int r = 0;
+
+        pthread_mutex_lock(&j->io);
+        if (j->n_done > 0 && !(v = calloc(j->n_done, sizeof(*v))))
+                r = -ENOMEM;
+        for (size_t i = 0; r == 0 && i < j->n_done; i++)
+                if (j->done[i].where != JOURNAL_DONE_DIR_RECORD)
+                        v[n++] = &j->done[i];
+        if (n > 0)
+                qsort(v, n, sizeof(*v), done_time_cmp);
+        for (size_t i = n > max ? n - max : 0; r == 0 && i < n; i++) {
+                _cleanup_free_ char *text = NULL;
+
+                r = journal_done_log_read(j, v[i], &text);
+                if (r == 0)
+                        fn(userdata, v[i]->time, text, v[i]->len);
+                else if (r == -ENOENT)
+                        r = 0; /* rotated away meanwhile */
+        }
+        pthread_mutex_unlock(&j->io);
+        return r;
+}

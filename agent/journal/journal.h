@@ -431,6 +431,14 @@ bool journal_done_id_ok(const json_t *plan_id);
  * none, or -errno. */
 int journal_done_lookup(Journal *j, const json_t *plan_id, char **ret_result_text);
 
+/* The result texts of the max newest done records (by the time each was
+ * recorded), oldest first, through fn: what an agent that starts can say
+ * of the plans it answered before. Records of an older version's layout (a
+ * directory each) are left out. Reads the records files: not for an event
+ * loop once it runs. Returns 0 or -errno. */
+typedef void (*journal_done_fn)(void *userdata, int64_t time_ns, const char *text, size_t len);
+int journal_done_newest(Journal *j, size_t max, journal_done_fn fn, void *userdata);
+
 /* Whether a message whose body is not a plan (not JSON, not an object, a
  * key given twice), and whose ID therefore cannot be read, was answered
  * already: the same body delivered again after a crash between storing it

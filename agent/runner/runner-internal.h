@@ -19,6 +19,7 @@ enum {
         RUNNER_CANCEL_TIMEOUT = 1, /* the plan's time is up */
         RUNNER_CANCEL_STOP = 2,    /* the agent is stopping */
         RUNNER_CANCEL_REQUEST = 3, /* runner_cancel_plan(): someone asked */
+        RUNNER_CANCEL_LATE = 4,    /* the plan thread made its result: it stands */
 };
 
 typedef enum RunnerRequestState {

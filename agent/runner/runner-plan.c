@@ -328,7 +328,11 @@ static json_t *plan_run(PlanRun *p)
                 job->suspended = true;
                 return NULL;
         }
-        if (atomic_load(&job->cancel) != RUNNER_CANCEL_NONE) {
+        /* The result stands from here unless a reason came before: a
+         * cancel that comes later is told it is too late, so that none is
+         * promised ErrorCode 107 that the result would not say. */
+        if (!atomic_compare_exchange_strong(&job->cancel, &(int){RUNNER_CANCEL_NONE},
+                                            RUNNER_CANCEL_LATE)) {
                 json_t *cancelled = plan_cancelled_result(job, res);
 
                 json_decref(res);

@@ -240,8 +240,6 @@ int runner_cancel_plan(Runner *r, const char *plan_id, const char *by, char **re
 
         if (!job || !result_source_id_is(job->source_id, plan_id))
                 return -ESRCH;
-        /* The loop thread is the only one that sets the flag, so this look
-         * and the store below cannot be overtaken. */
         if (atomic_load(&job->cancel) != RUNNER_CANCEL_NONE)
                 return RUNNER_CANCEL_ENDING;
         during = job_during(job);
@@ -249,8 +247,12 @@ int runner_cancel_plan(Runner *r, const char *plan_id, const char *by, char **re
                 return -ENOMEM;
         free(job->cancel_message);
         job->cancel_message = msg;
-        /* The message is in place before the plan thread can see the flag. */
-        atomic_store(&job->cancel, RUNNER_CANCEL_REQUEST);
+        /* The message is in place before the plan thread can see the flag,
+         * which it reads only once set. The plan thread may have made its
+         * result meanwhile (RUNNER_CANCEL_LATE): then nothing changes. */
+        if (!atomic_compare_exchange_strong(&job->cancel, &(int){RUNNER_CANCEL_NONE},
+                                            RUNNER_CANCEL_REQUEST))
+                return RUNNER_CANCEL_ENDING;
         runner_proc_cancel(job);
         if (ret_during)
                 *ret_during = TAKE_PTR(during);

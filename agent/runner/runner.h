@@ -119,8 +119,9 @@ void runner_stop(Runner *r, unsigned grace_seconds);
  * Body between calls; AdditionalInfo is what the Body's own error carried
  * (the stopped script's output). *ret_during (may be NULL) gets that call
  * text, owned. Returns 0; RUNNER_CANCEL_ENDING when that plan is ending
- * already (its time ran out, the agent stops, or it was cancelled before):
- * nothing changes; -ESRCH when no plan with that ID runs; -ENOMEM. */
+ * already (its time ran out, the agent stops, it was cancelled before, or
+ * its result is made and only waits for the loop): nothing changes;
+ * -ESRCH when no plan with that ID runs; -ENOMEM. */
 #define RUNNER_CANCEL_ENDING 1
 int runner_cancel_plan(Runner *r, const char *plan_id, const char *by, char **ret_during);
 

@@ -10,7 +10,9 @@
 # the next plan runs each time. With engine_key set, a cancel must be signed
 # as a plan is: an unsigned one, or one signed with another key, is rejected
 # and cancels nothing, and a signed one cancels. `muranoagent cancel` does
-# the same on the agent's machine, over its control socket.
+# the same on the agent's machine, over its control socket; `status` lists
+# the queued plan by its ID, and then among the recent plans, ErrorCode 107,
+# not run.
 # The plans' scripts are written in single quotes: $1 is theirs, and the
 # helpers below are called through wait_for and check.
 # shellcheck disable=SC2016,SC2317
@@ -180,11 +182,20 @@ start_slow run4
 quick_plan queued4
 amqp publish "$q" "$T/queued4.json" >/dev/null
 wait_for 10 stored a 2 || bail "queued4 was not stored"
+# status_field EXPR: EXPR of the status document s, in Python.
+status_field() {
+    "$MURANOAGENT" --config-file "$T/a/agent.conf" status --json |
+        python3 -c 'import json, sys; s = json.load(sys.stdin); print('"$1"')'
+}
+same "status: the queued plan by its ID" "['queued4']" \
+    "$(status_field '[p["id"] for p in s["queued_plans"]]')"
 local_cancel queued4 >"$T/local-queued4.out" 2>&1
 same "local, queued: muranoagent cancel exits 0" 0 "$?"
 same "local, queued: and says what it did" \
     "plan queued4: cancelled by a local request (muranoagent cancel) before it ran (entry N): answered with ErrorCode 107, it will not run" \
     "$(sed -E 's/entry [0-9]+/entry N/' "$T/local-queued4.out")"
+same "status: the queued plan answered cancelled is a recent plan, not queued" "[] queued4 107 None" \
+    "$(status_field 's["queued_plans"], s["recent"]["plans"][0]["id"], s["recent"]["plans"][0]["error_code"], s["recent"]["plans"][0]["duration_ms"]' | tr -d "(),'")"
 local_cancel run4 >"$T/local-run4.out" 2>&1
 same "local, running: muranoagent cancel exits 0" 0 "$?"
 same "local, running: and says what it did" \
