@@ -171,7 +171,7 @@ mkdir -p "$T/res3"
 amqp drain --idle 5000 --out "$T/res3" "$rq" >/dev/null
 same "kill -9: after the restart, run3 is answered as interrupted and queued3 cancelled, once each" \
     "$(printf '%s\n' "queued3	107	The plan was cancelled by a remote request before it ran; it was not run" \
-        "run3	103	The plan was interrupted: the agent stopped or restarted while it was running, and it was not run again")" \
+        "run3	103	The plan was interrupted: the agent stopped during call 0, run(), which was not run again (its script is not marked idempotent); the calls before it were not run again either")" \
     "$(result_of "$T/res3" | sort -u)"
 check "kill -9: queued3 never ran" test "$(count_lines "$runlog" '^queued3$')" = 0
 next_runs next3
