@@ -453,18 +453,6 @@ START_TEST(test_durable_ends)
 }
 END_TEST
 
-/* A CRC-32 (IEEE), which anyone can compute. */
-static unsigned crc32_of(unsigned crc, const char *p, size_t len)
-{
-        crc = ~crc;
-        while (len--) {
-                crc ^= (unsigned char)*p++;
-                for (int k = 0; k < 8; k++)
-                        crc = crc & 1 ? 0xedb88320u ^ (crc >> 1) : crc >> 1;
-        }
-        return ~crc;
-}
-
 /* Rewrite entry/calls as a process without the key can: every record's
  * "ran" made "FORGED" and framed again with a valid CRC-32 (as the log
  * was framed before seals) or the plain SHA-256 chain of a journal
@@ -499,7 +487,8 @@ static void plant(bool crc)
                 ck_assert_int_ge(asprintf(&head, "%c %zu %zu", kind, seq, strlen(payload)), 0);
                 if (crc) {
                         fprintf(f, "%s %08x\n%s\n", head,
-                                crc32_of(crc32_of(0, head, strlen(head)), payload, strlen(payload)),
+                                test_crc32(test_crc32(0, head, strlen(head)), payload,
+                                           strlen(payload)),
                                 payload);
                 } else {
                         journal_calls_mac(k, prev, head, strlen(head), payload, strlen(payload),
