@@ -1,17 +1,46 @@
 /* Tests for the call log (journal-calls.h): its record format byte for
- * byte, records read back after a reopen, a torn last record cut off at
- * every length, and a damaged record in the middle refused. */
+ * byte (the journal key's HMAC, chained), records read back after a
+ * reopen, a torn last record cut off at every length, a changed record in
+ * the middle refused, and a log planted, reordered or moved by a process
+ * without the key never taken for what it says. */
 #include "test-journal.h"
 #include "test-journal-main.h"
 
 #include "journal/journal-calls.h"
+
+#define TS "17153280001234"
+
+static JournalCallsKey *key;
+
+/* The key of entry TS (another: name) in the test's journal. */
+static JournalCallsKey *key_of(const char *name)
+{
+        Journal *j = open_with(NULL);
+        JournalCallsKey *k = NULL;
+
+        ck_assert_int_eq(journal_calls_key(j, name, &k), 0);
+        ck_assert(journal_calls_key_sealed(k));
+        journal_free(j);
+        return k;
+}
+
+static void key_setup(void)
+{
+        key = key_of(TS);
+}
+
+static void key_teardown(void)
+{
+        journal_calls_key_free(key);
+        key = NULL;
+}
 
 static char *entry_dir(void)
 {
         char *dir = pathf("plans");
         mkdir(dir, 0700);
         free(dir);
-        dir = pathf("plans/17153280001234");
+        dir = pathf("plans/" TS);
         mkdir(dir, 0700);
         return dir;
 }
@@ -32,7 +61,7 @@ static JournalCalls *open_ok(const char *dir)
         JournalCalls *c = NULL;
         char *err = NULL;
 
-        ck_assert_int_eq(journal_calls_open(dir, &c, &err), 0);
+        ck_assert_int_eq(journal_calls_open(dir, key, &c, &err), 0);
         ck_assert_ptr_null(err);
         return c;
 }
@@ -68,24 +97,51 @@ static void write_three(const char *dir)
         journal_calls_free(c);
 }
 
+/* The HMAC-SHA256 of a record, in hex, as docs/journal.md gives it:
+ * computed here from journal.key with OpenSSL's HMAC(). */
+static void want_mac(const unsigned char prev[32], const char *head, const char *payload,
+                     char hex[65], unsigned char mac[32])
+{
+        _cleanup_free_ char *kp = pathf("journal.key"), *k = NULL;
+        unsigned mac_len = 0;
+        size_t klen;
+        StrBuf msg = STRBUF_INIT;
+
+        ck_assert_int_eq(file_read_all(kp, 64, &k, &klen), 0);
+        strbuf_append(&msg, "muranoagent-seal-1\0calls\0" TS,
+                      sizeof("muranoagent-seal-1\0calls\0" TS));
+        strbuf_append(&msg, (const char *)prev, 32);
+        strbuf_append(&msg, head, strlen(head));
+        strbuf_append(&msg, "\n", 1);
+        strbuf_append(&msg, payload, strlen(payload));
+        ck_assert_ptr_nonnull(HMAC(EVP_sha256(), k, (int)klen, (unsigned char *)msg.data, msg.len,
+                                   mac, &mac_len));
+        ck_assert_uint_eq(mac_len, 32);
+        strbuf_free(&msg);
+        for (int i = 0; i < 32; i++)
+                snprintf(hex + 2 * i, 3, "%02x", mac[i]);
+}
+
 START_TEST(test_format)
 {
-        _cleanup_free_ char *dir = entry_dir(), *path = pathf("plans/17153280001234/calls");
+        _cleanup_free_ char *dir = entry_dir(), *path = pathf("plans/" TS "/calls");
         _cleanup_free_ char *text = NULL;
         JournalCalls *c = open_ok(dir);
-        char want[128];
+        unsigned char zero[32] = {0}, mac0[32], mac1[32];
+        char want[512], hex0[65], hex1[65];
 
         ck_assert_int_eq(journal_calls_count(c), 0);
         append_json(c, JOURNAL_CALL_START, "{\"call\":0}", true);
+        append_json(c, JOURNAL_CALL_END, "{\"call\":0,\"result\":1}", true);
         journal_calls_free(c);
         text = slurp(path, NULL);
-        /* The checksum covers the header's first three fields and the
-         * payload: zlib's crc32() of "S 0 10" then "{\"call\":0}". */
-        snprintf(want, sizeof(want), "S 0 10 %08x\n{\"call\":0}\n",
-                 journal_crc32(journal_crc32(0, "S 0 10", 6), "{\"call\":0}", 10));
+        /* The first record's mac chains on zeros, the second's on the
+         * first's. */
+        want_mac(zero, "S 0 10", "{\"call\":0}", hex0, mac0);
+        want_mac(mac0, "E 1 21", "{\"call\":0,\"result\":1}", hex1, mac1);
+        snprintf(want, sizeof(want),
+                 "S 0 10 %s\n{\"call\":0}\nE 1 21 %s\n{\"call\":0,\"result\":1}\n", hex0, hex1);
         ck_assert_str_eq(text, want);
-        /* The CRC-32 check value of the standard. */
-        ck_assert_uint_eq(journal_crc32(0, "123456789", 9), 0xcbf43926u);
 }
 END_TEST
 
@@ -117,7 +173,7 @@ END_TEST
  * record: each is cut off, and the records before it stay. */
 START_TEST(test_torn)
 {
-        _cleanup_free_ char *dir = entry_dir(), *path = pathf("plans/17153280001234/calls");
+        _cleanup_free_ char *dir = entry_dir(), *path = pathf("plans/" TS "/calls");
         size_t len, last;
 
         write_three(dir);
@@ -153,17 +209,15 @@ static const struct {
         char to;
         bool damaged; /* refused (else cut) */
 } flip_cases[] = {
-        {"payload of the last", "\"result\"", 'X', false},
-        {"checksum of the last", "E 2 ", 'F', false},
-        {"payload in the middle", "uuid4", 'U', true},
-        {"seq in the middle", "V 1", 'V', true},
-        {"kind of the first", "S 0", 'E', true},
+        {"payload of the last", "\"result\"", 'X', false}, {"mac of the last", "E 2 ", 'F', false},
+        {"payload in the middle", "uuid4", 'U', true},     {"kind in the middle", "V 1", 'V', true},
+        {"kind of the first", "S 0", 'E', true},           {"mac in the middle", "V 1 ", 'M', true},
         {"newline in the middle", "\nV 1", 'x', true},
 };
 
 START_TEST(test_damaged)
 {
-        _cleanup_free_ char *dir = entry_dir(), *path = pathf("plans/17153280001234/calls");
+        _cleanup_free_ char *dir = entry_dir(), *path = pathf("plans/" TS "/calls");
         JournalCalls *c = NULL;
         char *err = NULL, *text, *at;
         size_t len;
@@ -178,6 +232,8 @@ START_TEST(test_damaged)
                 at[0] = at[0] == 'S' ? 'E' : 'S';
         else if (flip_cases[_i].to == 'F')
                 at[strcspn(at, "\n") - 1] ^= 1;
+        else if (flip_cases[_i].to == 'M') /* still a hex digit */
+                at[strcspn(at, "\n") - 1] = at[strcspn(at, "\n") - 1] == '0' ? '1' : '0';
         else
                 at[0] = flip_cases[_i].to;
         f = fopen(path, "w");
@@ -185,11 +241,15 @@ START_TEST(test_damaged)
         ck_assert_uint_eq(fwrite(text, 1, len, f), len);
         fclose(f);
         free(text);
-        r = journal_calls_open(dir, &c, &err);
+        r = journal_calls_open(dir, key, &c, &err);
         if (flip_cases[_i].damaged) {
                 ck_assert_msg(r == JOURNAL_CALLS_DAMAGED, "%s: %d", flip_cases[_i].name, r);
                 ck_assert_ptr_null(c);
-                ck_assert_ptr_nonnull(strstr(err, "the call log is damaged at record"));
+                ck_assert_ptr_nonnull(strstr(err, "the call log is "));
+                ck_assert_ptr_nonnull(strstr(err, " at record "));
+                /* Whole records whose mac alone fails are forged. */
+                if (flip_cases[_i].to == 'U' || flip_cases[_i].to == 'M')
+                        ck_assert_ptr_nonnull(strstr(err, "is forged at record 1"));
                 free(err);
                 return;
         }
@@ -223,13 +283,138 @@ START_TEST(test_large)
 }
 END_TEST
 
+/* The bytes of the log of entry dir after write_three() with key k. */
+static char *three_with(JournalCallsKey *k, const char *name, size_t *len)
+{
+        _cleanup_free_ char *dir = pathf("plans/%s", name), *path = pathf("plans/%s/calls", name);
+        JournalCallsKey *keep = key;
+        char *text;
+
+        mkdir(dir, 0700);
+        key = k;
+        write_three(dir);
+        key = keep;
+        text = read_log(path, len);
+        ck_assert_int_eq(unlink(path), 0);
+        return text;
+}
+
+/* A log that a process without the key writes, as it would be read: */
+enum { PLANT_UNKEYED, PLANT_CRC, PLANT_MOVED, PLANT_REORDERED, PLANT_OTHER_KEY };
+static const struct {
+        const char *name;
+        int how;
+        const char *says; /* refused, naming it; NULL: every record cut */
+} plant_cases[] = {
+        /* framed as a journal without seals frames it (plain SHA-256) */
+        {"unkeyed", PLANT_UNKEYED, "is forged at record 0"},
+        /* in the format before seals, with a valid CRC-32 */
+        {"crc", PLANT_CRC, NULL},
+        /* another entry's log, sealed with the right key */
+        {"moved", PLANT_MOVED, "is forged at record 0"},
+        /* this entry's records in another order */
+        {"reordered", PLANT_REORDERED, "is forged at record 1"},
+        /* sealed with another journal's key */
+        {"other key", PLANT_OTHER_KEY, "is forged at record 0"},
+};
+
+START_TEST(test_planted)
+{
+        _cleanup_free_ char *dir = entry_dir(), *path = pathf("plans/" TS "/calls");
+        JournalCallsKey *k = NULL;
+        JournalCalls *c = NULL;
+        char *text = NULL, *err = NULL;
+        size_t len = 0;
+        int r;
+
+        switch (plant_cases[_i].how) {
+        case PLANT_UNKEYED:
+                ck_assert_int_eq(journal_calls_key(NULL, TS, &k), 0);
+                text = three_with(k, TS, &len);
+                break;
+        case PLANT_CRC: {
+                static const char *const recs[][2] = {
+                        {"S 0 22", "{\"call\":0,\"name\":\"a\"}"},
+                        {"E 1 35", "{\"call\":0,\"result\":{\"exitCode\":0}}"},
+                };
+                StrBuf b = STRBUF_INIT;
+                for (size_t i = 0; i < ELEMENTSOF(recs); i++)
+                        strbuf_printf(&b, "%s %08x\n%s\n", recs[i][0],
+                                      test_crc32(test_crc32(0, recs[i][0], strlen(recs[i][0])),
+                                                 recs[i][1], strlen(recs[i][1])),
+                                      recs[i][1]);
+                text = b.data;
+                len = b.len;
+                break;
+        }
+        case PLANT_MOVED:
+                k = key_of("17153280009999");
+                text = three_with(k, "17153280009999", &len);
+                break;
+        case PLANT_REORDERED: {
+                char *v, *e, *swapped;
+                text = three_with(key, TS, &len);
+                v = strstr(text, "V 1 ");
+                e = strstr(text, "E 2 ");
+                swapped = malloc(len + 1);
+                memcpy(swapped, text, (size_t)(v - text));
+                memcpy(swapped + (v - text), e, len - (size_t)(e - text));
+                memcpy(swapped + (v - text) + (len - (size_t)(e - text)), v, (size_t)(e - v));
+                swapped[len] = '\0';
+                free(text);
+                text = swapped;
+                break;
+        }
+        case PLANT_OTHER_KEY: {
+                _cleanup_free_ char *kp = pathf("journal.key");
+                JournalCallsKey *mine = key;
+                ck_assert_int_eq(unlink(kp), 0);
+                k = key_of(TS);
+                text = three_with(k, TS, &len);
+                /* The agent's key is another one now. */
+                journal_calls_key_free(k);
+                k = NULL;
+                ck_assert_int_eq(unlink(kp), 0);
+                key = NULL;
+                key_setup();
+                journal_calls_key_free(mine);
+                break;
+        }
+        }
+        /* Opening a journal for another key removed the entry: it has
+         * no plan.json. */
+        free(entry_dir());
+        FILE *f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+        fclose(f);
+        r = journal_calls_open(dir, key, &c, &err);
+        if (plant_cases[_i].says) {
+                ck_assert_msg(r == JOURNAL_CALLS_DAMAGED, "%s: %d", plant_cases[_i].name, r);
+                ck_assert_msg(strstr(err, plant_cases[_i].says), "%s: %s", plant_cases[_i].name,
+                              err);
+        } else {
+                /* Nothing of it is taken: the calls run again. */
+                ck_assert_int_eq(r, 0);
+                ck_assert_int_eq(journal_calls_count(c), 0);
+                ck_assert_uint_eq(journal_calls_cut(c), len);
+        }
+        journal_calls_free(c);
+        journal_calls_key_free(k);
+        free(err);
+        free(text);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
+        tcase_add_checked_fixture(tc, key_setup, key_teardown);
         tcase_add_test(tc, test_format);
         tcase_add_test(tc, test_reopen);
         tcase_add_test(tc, test_torn);
         tcase_add_loop_test(tc, test_damaged, 0, (int)ELEMENTSOF(flip_cases));
         tcase_add_test(tc, test_large);
+        tcase_add_loop_test(tc, test_planted, 0, (int)ELEMENTSOF(plant_cases));
 }
 
 int main(void)

@@ -58,6 +58,20 @@ static inline int rm_rf_entry(const char *path, const struct stat *st, int flag,
         return remove(path);
 }
 
+/* The CRC-32 (IEEE 802.3, zlib's crc32()) of p, continuing from crc (0 to
+ * start): the frame of call log records before seals, which anyone can
+ * compute (test-journal-calls.c, test-runner.c plant them). */
+static inline unsigned test_crc32(unsigned crc, const char *p, size_t len)
+{
+        crc = ~crc;
+        while (len--) {
+                crc ^= (unsigned char)*p++;
+                for (int k = 0; k < 8; k++)
+                        crc = crc & 1 ? 0xedb88320u ^ (crc >> 1) : crc >> 1;
+        }
+        return ~crc;
+}
+
 /* rm -rf path, not following symbolic links: 0, or -1 with errno set where
  * an entry could not be removed (a missing path is such a failure). */
 static inline int rm_rf(const char *path)

@@ -17,6 +17,7 @@
 
 #include "test-lib.h"
 #include "config/config.h"
+#include "journal/journal.h"
 #include "result/result.h"
 #include "runner/runner-internal.h"
 #include "runner/runner.h"
@@ -337,6 +338,20 @@ static void on_durable_done(Runner *r, json_t *result, void *userdata)
         durable_result = result;
 }
 
+/* What seals the log of entry "entry": the key of a journal in the
+ * storage, as the daemon hands it (journal-calls.h). */
+static JournalCallsKey *entry_key(void)
+{
+        Journal *j = NULL;
+        JournalCallsKey *k = NULL;
+
+        ck_assert_int_eq(journal_open(fx.storage, NULL, &j), 0);
+        ck_assert_int_eq(journal_calls_key(j, "entry", &k), 0);
+        ck_assert(journal_calls_key_sealed(k));
+        journal_free(j);
+        return k;
+}
+
 static json_t *run_durable(const char *script)
 {
         char text[2048], dir[128];
@@ -346,7 +361,7 @@ static json_t *run_durable(const char *script)
         plan = json_loads(text, 0, NULL);
         ck_assert_ptr_nonnull(plan);
         snprintf(dir, sizeof(dir), "%s/entry", fx.storage);
-        ck_assert_int_eq(runner_set_call_log(fx.runner, dir), 0);
+        ck_assert_int_eq(runner_set_call_log(fx.runner, dir, entry_key()), 0);
         ck_assert_int_eq(runner_start(fx.runner, plan, NULL, NULL, on_durable_done, NULL), 0);
         ck_assert_int_eq(uv_run(&fx.loop, UV_RUN_DEFAULT), 0);
         ck_assert_ptr_nonnull(durable_result);
@@ -409,6 +424,11 @@ static void durable_teardown(void)
         }
         snprintf(path, sizeof(path), "%s/entry", fx.storage);
         (void)rmdir(path);
+        /* The journal entry_key() opened. */
+        snprintf(path, sizeof(path), "%s/plans", fx.storage);
+        (void)rm_rf(path);
+        snprintf(path, sizeof(path), "%s/journal.key", fx.storage);
+        (void)unlink(path);
 }
 
 /* Run again on its call log, the Body gets what it got: the same UUID,
@@ -468,6 +488,90 @@ START_TEST(test_durable_ends)
 }
 END_TEST
 
+/* Rewrite entry/calls as a process without the key can: every record's
+ * "ran" made "FORGED" and framed again with a valid CRC-32 (as the log
+ * was framed before seals) or the plain SHA-256 chain of a journal
+ * without seals. */
+static void plant(bool crc)
+{
+        char path[128];
+        _cleanup_free_ char *text = NULL;
+        unsigned char prev[JOURNAL_CALLS_MAC_LEN] = {0}, mac[JOURNAL_CALLS_MAC_LEN];
+        JournalCallsKey *k = NULL;
+        size_t len, at = 0;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/entry/calls", fx.storage);
+        ck_assert_int_eq(file_read_all(path, 1 << 20, &text, &len), 0);
+        ck_assert_int_eq(journal_calls_key(NULL, "entry", &k), 0);
+        f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        while (at < len) {
+                _cleanup_free_ char *payload = NULL, *head = NULL;
+                const char *p = strchr(text + at, '\n') + 1, *ran;
+                size_t seq, plen;
+                char kind;
+
+                ck_assert_int_eq(sscanf(text + at, "%c %zu %zu", &kind, &seq, &plen), 3);
+                ran = memmem(p, plen, "\"ran", 4);
+                ck_assert_int_ge(
+                        asprintf(&payload, "%.*s%s%.*s", ran ? (int)(ran + 1 - p) : (int)plen, p,
+                                 ran ? "FORGED" : "", ran ? (int)(plen - (size_t)(ran + 4 - p)) : 0,
+                                 ran ? ran + 4 : ""),
+                        0);
+                ck_assert_int_ge(asprintf(&head, "%c %zu %zu", kind, seq, strlen(payload)), 0);
+                if (crc) {
+                        fprintf(f, "%s %08x\n%s\n", head,
+                                test_crc32(test_crc32(0, head, strlen(head)), payload,
+                                           strlen(payload)),
+                                payload);
+                } else {
+                        journal_calls_mac(k, prev, head, strlen(head), payload, strlen(payload),
+                                          mac);
+                        fprintf(f, "%s ", head);
+                        for (size_t i = 0; i < sizeof(mac); i++)
+                                fprintf(f, "%02x", mac[i]);
+                        fprintf(f, "\n%s\n", payload);
+                        memcpy(prev, mac, sizeof(mac));
+                }
+                at = (size_t)(p - text) + plen + 1;
+        }
+        fclose(f);
+        journal_calls_key_free(k);
+}
+
+/* A call log planted or altered by a process without the journal's key
+ * never answers for the script: the log is cut and the script runs (a
+ * log that frames as nothing of the agent's), or the plan ends as 103
+ * naming the forged record; the forged result is never published. */
+START_TEST(test_durable_planted)
+{
+        bool crc = _i == 0;
+        _cleanup_free_ char *body = NULL;
+        char dir[128];
+        int code;
+
+        snprintf(dir, sizeof(dir), "%s/entry", fx.storage);
+        ck_assert_int_eq(mkdir(dir, 0700), 0);
+        put("input", "x");
+        run_durable("c");
+        ck_assert_int_eq(starts(), 1);
+        plant(crc);
+        body = json_dumps(run_durable("c"), JSON_COMPACT);
+        code = (int)json_integer_value(json_object_get(durable_result, "ErrorCode"));
+        ck_assert_msg(!strstr(body, "FORGED"), "a forged result published: %s", body);
+        if (crc) {
+                ck_assert_int_eq(starts(), 2);
+                ck_assert_ptr_nonnull(strstr(body, "\"ran"));
+        } else {
+                ck_assert_int_eq(code, 103);
+                ck_assert_int_eq(starts(), 1);
+                ck_assert_ptr_nonnull(strstr(body, "the call log is forged at record 0"));
+        }
+        durable_teardown();
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_result_before_removal);
@@ -478,6 +582,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_durable_replay);
         tcase_add_loop_test(tc, test_durable_ends, 0, (int)ELEMENTSOF(end_cases));
         tcase_add_test(tc, test_cancel_after_result);
+        tcase_add_loop_test(tc, test_durable_planted, 0, 2);
 }
 
 int main(void)

@@ -256,8 +256,14 @@ static void after_prepare(Daemon *d, DaemonWork *w)
         if (d->cfg->agent.durable_calls) {
                 char dir[PATH_MAX];
 
+                JournalCallsKey *key = NULL;
+
                 snprintf(dir, sizeof(dir), "%s/plans/%s", d->cfg->storage, w->ts);
-                rc = runner_set_call_log(d->runner, dir);
+                /* The log is sealed as the journal's files are: the plan
+                 * thread gets what seals this entry's log, not the key. */
+                rc = journal_calls_key(d->journal, w->ts, &key);
+                if (rc == 0)
+                        rc = runner_set_call_log(d->runner, dir, key);
         }
         if (rc == 0)
                 rc = runner_start(d->runner, w->plan, w->source_id, w->plan_reply_to, on_plan_done,

@@ -5,12 +5,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <openssl/crypto.h>
 
 #include "util/fileio.h"
 #include "util/macro.h"
@@ -18,9 +19,12 @@
 /* A log larger than this is refused as damaged: a Body reads files of at
  * most body_max_string (64 MiB) and records them once each. */
 #define CALLS_MAX_FILE (1ull << 30)
-#define HEADER_MAX     64
+#define HEADER_MAX     128
+#define MAC_HEX        (2 * JOURNAL_CALLS_MAC_LEN)
 
 struct JournalCalls {
+        const JournalCallsKey *key;
+        unsigned char last[JOURNAL_CALLS_MAC_LEN]; /* the last whole record's mac */
         int fd;
         off_t size; /* bytes of whole records */
         JournalCallRecord *recs;
@@ -28,38 +32,21 @@ struct JournalCalls {
         size_t cut;
 };
 
-static uint32_t crc_table[256];
-static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
-
-static void crc_init(void)
-{
-        for (uint32_t i = 0; i < 256; i++) {
-                uint32_t c = i;
-                for (int k = 0; k < 8; k++)
-                        c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-                crc_table[i] = c;
-        }
-}
-
-unsigned journal_crc32(unsigned crc, const void *buf, size_t len)
-{
-        const uint8_t *p = buf;
-        uint32_t c = ~(uint32_t)crc;
-
-        pthread_once(&crc_once, crc_init);
-        while (len--)
-                c = crc_table[(c ^ *p++) & 0xff] ^ (c >> 8);
-        return ~c;
-}
-
 static int header_text(char *buf, size_t size, char kind, size_t seq, size_t len)
 {
         return snprintf(buf, size, "%c %zu %zu", kind, seq, len);
 }
 
-static uint32_t record_crc(const char *head, size_t head_len, const char *payload, size_t len)
+static void hex_of(const unsigned char mac[JOURNAL_CALLS_MAC_LEN],
+                   char hex[2 * JOURNAL_CALLS_MAC_LEN + 1])
 {
-        return journal_crc32(journal_crc32(0, head, head_len), payload, len);
+        static const char digits[] = "0123456789abcdef";
+
+        for (size_t i = 0; i < JOURNAL_CALLS_MAC_LEN; i++) {
+                hex[2 * i] = digits[mac[i] >> 4];
+                hex[2 * i + 1] = digits[mac[i] & 15];
+        }
+        hex[2 * JOURNAL_CALLS_MAC_LEN] = '\0';
 }
 
 static int push(JournalCalls *c, char kind, json_t *data)
@@ -76,48 +63,68 @@ static int push(JournalCalls *c, char kind, json_t *data)
         return 0;
 }
 
-/* The record framed at text[at..len): returns its bytes (> 0) with its
- * kind, seq and payload, or 0 when it is not whole (torn, or a checksum
- * that fails). */
+/* A record's frame at text[at..len): its bytes (> 0) with its kind, seq,
+ * mac (as written, hex) and payload, or 0 when no whole frame starts there
+ * (torn, or not a record). The mac is not checked. */
 static size_t frame(const char *text, size_t at, size_t len, char *kind, size_t *seq,
-                    const char **payload, size_t *plen)
+                    const char **mac, const char **payload, size_t *plen)
 {
         const char *p = text + at,
                    *nl = memchr(p, '\n', len - at < HEADER_MAX ? len - at : HEADER_MAX);
         char head[HEADER_MAX];
         unsigned long long s, pl;
-        unsigned crc;
-        int n = 0, hl;
+        int hl;
 
-        if (!nl)
+        if (!nl || nl - p < MAC_HEX + 1 || nl[-MAC_HEX - 1] != ' ')
                 return 0;
-        if (sscanf(p, "%c %llu %llu %8x%n", kind, &s, &pl, &crc, &n) != 4 || p + n != nl)
+        for (const char *h = nl - MAC_HEX; h < nl; h++)
+                if (!((*h >= '0' && *h <= '9') || (*h >= 'a' && *h <= 'f')))
+                        return 0;
+        if (sscanf(p, "%c %llu %llu ", kind, &s, &pl) != 3)
                 return 0;
         if (pl >= len - at || (size_t)(nl - p) + 2 + pl > len - at)
                 return 0;
+        /* The header as the writer makes it, and nothing else. */
         hl = header_text(head, sizeof(head), *kind, (size_t)s, (size_t)pl);
-        if (hl < 0 || (size_t)hl >= sizeof(head) || (size_t)hl != (size_t)(nl - p) - 9 ||
-            memcmp(head, p, (size_t)hl) != 0 || record_crc(head, hl, nl + 1, pl) != crc ||
-            nl[1 + pl] != '\n')
+        if (hl < 0 || (size_t)hl >= sizeof(head) || (size_t)hl != (size_t)(nl - p) - MAC_HEX - 1 ||
+            memcmp(head, p, (size_t)hl) != 0 || nl[1 + pl] != '\n')
                 return 0;
         *seq = (size_t)s;
+        *mac = nl - MAC_HEX;
         *payload = nl + 1;
         *plen = (size_t)pl;
         return (size_t)(nl - p) + 2 + (size_t)pl;
 }
 
-/* Take the record at text[at..len) into c. Returns its bytes, 0 when it is
- * not whole or not the next (seq), or -ENOMEM. */
-static ssize_t parse_one(JournalCalls *c, const char *text, size_t at, size_t len)
+/* The mac of a record of c's next place, in hex. */
+static void record_mac(const JournalCalls *c, const char *head, size_t head_len,
+                       const char *payload, size_t len, char hex[MAC_HEX + 1],
+                       unsigned char mac[JOURNAL_CALLS_MAC_LEN])
 {
-        const char *payload;
+        journal_calls_mac(c->key, c->last, head, head_len, payload, len, mac);
+        hex_of(mac, hex);
+}
+
+/* Take the record at text[at..len) into c. Returns its bytes; 0 when it
+ * is not whole or not the next (seq), with *forged when its frame is
+ * whole and its mac alone fails; or -ENOMEM. */
+static ssize_t parse_one(JournalCalls *c, const char *text, size_t at, size_t len, bool *forged)
+{
+        unsigned char mac[JOURNAL_CALLS_MAC_LEN];
+        char want[MAC_HEX + 1];
+        const char *payload, *got;
         size_t seq, plen, k;
         json_t *data;
         char kind;
 
-        k = frame(text, at, len, &kind, &seq, &payload, &plen);
-        if (k == 0 || seq != c->n)
+        k = frame(text, at, len, &kind, &seq, &got, &payload, &plen);
+        if (k == 0)
                 return 0;
+        record_mac(c, text + at, (size_t)(got - 1 - (text + at)), payload, plen, want, mac);
+        if (seq != c->n || CRYPTO_memcmp(want, got, MAC_HEX) != 0) {
+                *forged = true;
+                return 0;
+        }
         data = json_loadb(payload, plen, JSON_DECODE_ANY, NULL);
         if (!data)
                 return 0;
@@ -125,20 +132,24 @@ static ssize_t parse_one(JournalCalls *c, const char *text, size_t at, size_t le
                 json_decref(data);
                 return -ENOMEM;
         }
+        memcpy(c->last, mac, sizeof(mac));
         return (ssize_t)k;
 }
 
-/* Whether text[at..len) holds a whole record after a bad one: a torn
- * append leaves nothing whole behind it, damage does. */
+/* Whether a whole record frame starts in text[at..len) after at's own
+ * line: a torn append is a prefix of one record, in which no other
+ * starts (payloads are compact JSON, without a newline); damage or a
+ * forgery leaves whole frames behind it. */
 static bool whole_record_after(const char *text, size_t at, size_t len)
 {
         for (const char *p = memchr(text + at, '\n', len - at); p && (size_t)(p - text) + 1 < len;
              p = memchr(p + 1, '\n', len - (size_t)(p + 1 - text))) {
-                const char *payload;
+                const char *payload, *mac;
                 size_t seq, plen;
                 char kind;
 
-                if (frame(text, (size_t)(p + 1 - text), len, &kind, &seq, &payload, &plen) > 0)
+                if (frame(text, (size_t)(p + 1 - text), len, &kind, &seq, &mac, &payload, &plen) >
+                    0)
                         return true;
         }
         return false;
@@ -148,6 +159,7 @@ static int read_records(JournalCalls *c, const char *path, char **ret_error)
 {
         _cleanup_free_ char *text = NULL;
         size_t len = 0, at = 0;
+        bool forged = false;
         int r = file_read_all(path, CALLS_MAX_FILE, &text, &len);
 
         if (r == -ENOENT)
@@ -155,7 +167,7 @@ static int read_records(JournalCalls *c, const char *path, char **ret_error)
         if (r < 0)
                 return r;
         while (at < len) {
-                ssize_t k = parse_one(c, text, at, len);
+                ssize_t k = parse_one(c, text, at, len, &forged);
                 if (k < 0)
                         return (int)k;
                 if (k == 0)
@@ -164,8 +176,10 @@ static int read_records(JournalCalls *c, const char *path, char **ret_error)
         }
         if (at < len && whole_record_after(text, at, len)) {
                 if (asprintf(ret_error,
-                             "the call log is damaged at record %zu (byte %zu): its checksum or "
-                             "its frame is wrong, and whole records follow",
+                             forged ? "the call log is forged at record %zu (byte %zu): it does "
+                                      "not carry the journal's seal, and whole records follow"
+                                    : "the call log is damaged at record %zu (byte %zu): its "
+                                      "frame is wrong, and whole records follow",
                              c->n, at) < 0)
                         *ret_error = NULL;
                 return JOURNAL_CALLS_DAMAGED;
@@ -175,7 +189,8 @@ static int read_records(JournalCalls *c, const char *path, char **ret_error)
         return 0;
 }
 
-int journal_calls_open(const char *dir, JournalCalls **ret, char **ret_error)
+int journal_calls_open(const char *dir, const JournalCallsKey *key, JournalCalls **ret,
+                       char **ret_error)
 {
         _cleanup_free_ char *path = NULL;
         JournalCalls *c;
@@ -188,6 +203,7 @@ int journal_calls_open(const char *dir, JournalCalls **ret, char **ret_error)
         if (!c)
                 return -ENOMEM;
         c->fd = -1;
+        c->key = key;
         r = read_records(c, path, ret_error);
         if (r != 0)
                 goto fail;
@@ -237,7 +253,8 @@ int journal_calls_append(JournalCalls *c, char kind, const json_t *data, bool sy
 {
         _cleanup_free_ char *payload = json_dumps(data, JSON_COMPACT | JSON_ENCODE_ANY);
         _cleanup_free_ char *rec = NULL;
-        char head[HEADER_MAX];
+        unsigned char mac[JOURNAL_CALLS_MAC_LEN];
+        char head[HEADER_MAX], hex[MAC_HEX + 1];
         size_t plen, rlen;
         json_t *copy;
         int hl, r;
@@ -248,7 +265,8 @@ int journal_calls_append(JournalCalls *c, char kind, const json_t *data, bool sy
         hl = header_text(head, sizeof(head), kind, c->n, plen);
         if (hl < 0 || (size_t)hl >= sizeof(head))
                 return -EINVAL;
-        r = asprintf(&rec, "%s %08x\n%s\n", head, record_crc(head, hl, payload, plen), payload);
+        record_mac(c, head, (size_t)hl, payload, plen, hex, mac);
+        r = asprintf(&rec, "%s %s\n%s\n", head, hex, payload);
         if (r < 0) {
                 rec = NULL;
                 return -ENOMEM;
@@ -274,6 +292,7 @@ int journal_calls_append(JournalCalls *c, char kind, const json_t *data, bool sy
                 goto undo;
         }
         c->size += (off_t)rlen;
+        memcpy(c->last, mac, sizeof(mac));
         return 0;
 undo:
         (void)ftruncate(c->fd, c->size);

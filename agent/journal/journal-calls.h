@@ -10,13 +10,27 @@
  *
  * A record is a header line and a payload (compact JSON):
  *
- *     <kind> <seq> <length> <crc32>\n<payload>\n
+ *     <kind> <seq> <length> <mac>\n<payload>\n
  *
  * kind is one letter (JOURNAL_CALL_*), seq the record's place in the log
- * (0, 1, ...), length the payload's bytes, crc32 eight lowercase hex
- * digits of the CRC-32 (IEEE) of "<kind> <seq> <length>" and the payload.
- * The file is appended to only; a record is whole only when its checksum
- * holds, so a record torn by a crash is recognised and cut off at open.
+ * (0, 1, ...), length the payload's bytes, mac 64 lowercase hex digits of
+ *
+ *     HMAC-SHA256(journal key, "muranoagent-seal-1" NUL "calls" NUL <ts> NUL
+ *                 <previous record's mac, 32 bytes; zeros for seq 0>
+ *                 "<kind> <seq> <length>" "\n" <payload>)
+ *
+ * the journal's seal (journal-seal.c) chained through the log: a record
+ * cannot be altered, planted without the key, reordered, or moved to
+ * another entry's log. A journal without seals (no extended attributes)
+ * writes the plain SHA-256 of the same bytes instead, which tells a whole
+ * record from a torn one and authenticates nothing, as its other files.
+ *
+ * The file is appended to only. Reading stops at the first record whose
+ * frame or mac fails: when nothing whole follows it (a crash tore the last
+ * append, or the last record was altered), it is cut off at open and the
+ * calls it held run again; when a whole record follows, the log is
+ * refused (JOURNAL_CALLS_DAMAGED): damaged, or forged when the record's
+ * frame is whole and only its mac fails.
  *
  * The log belongs to the plan thread that runs the entry (the journal's
  * lock keeps other agents away); these functions do no locking. */
@@ -35,8 +49,9 @@ enum {
         JOURNAL_CALL_REBOOT = 'R', /* {"call": i, "boot": id}: the reboot it asked for */
 };
 
-/* A log damaged before its last record (a checksum that fails with whole
- * records after it): it cannot be trusted, the plan cannot resume. */
+/* A log damaged or forged before its last record (a frame or a mac that
+ * fails with whole records after it): it cannot be trusted, the plan
+ * cannot resume. */
 #define JOURNAL_CALLS_DAMAGED 1
 
 typedef struct JournalCallRecord {
@@ -46,11 +61,34 @@ typedef struct JournalCallRecord {
 
 typedef struct JournalCalls JournalCalls;
 
-/* Open (create when missing) the call log of entry directory dir, read its
+/* What seals one entry's call log, and only that: the journal key's HMAC
+ * states with the entry's name taken in (not the key), or a plain SHA-256
+ * when the journal has no seals. The daemon makes it for the entry a plan
+ * runs from and hands it to the runner's plan thread (runner.h). */
+typedef struct JournalCallsKey JournalCallsKey;
+typedef struct Journal Journal;
+
+#define JOURNAL_CALLS_MAC_LEN 32
+
+/* The key of entry ts's call log in journal j (NULL or a journal without
+ * seals: unkeyed). Returns 0 with *ret or -ENOMEM. */
+int journal_calls_key(const Journal *j, const char *ts, JournalCallsKey **ret);
+/* Whether k is the journal key's (else a plain checksum). */
+bool journal_calls_key_sealed(const JournalCallsKey *k);
+/* A record's mac (see above), chained on prev. */
+void journal_calls_mac(const JournalCallsKey *k, const unsigned char prev[JOURNAL_CALLS_MAC_LEN],
+                       const void *head, size_t head_len, const void *payload, size_t len,
+                       unsigned char mac[JOURNAL_CALLS_MAC_LEN]);
+/* Accepts NULL; wipes the states. */
+void journal_calls_key_free(JournalCallsKey *k);
+
+/* Open (create when missing) the call log of entry directory dir, whose
+ * records are sealed with key (borrowed; it must outlive the log), read its
  * records, and cut off a torn last record (with an fsync). A new file's
  * name is not fsync'd (docs/journal.md says why). Returns 0 with *ret; or
  * JOURNAL_CALLS_DAMAGED with *ret_error (owned) saying where; or -errno. */
-int journal_calls_open(const char *dir, JournalCalls **ret, char **ret_error);
+int journal_calls_open(const char *dir, const JournalCallsKey *key, JournalCalls **ret,
+                       char **ret_error);
 
 /* Whether dir holds a call log (the plan ran with durable calls). */
 bool journal_calls_exist(const char *dir);
@@ -69,7 +107,3 @@ int journal_calls_append(JournalCalls *c, char kind, const json_t *data, bool sy
 
 /* Accepts NULL. */
 void journal_calls_free(JournalCalls *c);
-
-/* The CRC-32 (IEEE 802.3, as zlib's crc32()) of buf, continuing from crc
- * (0 to start). */
-unsigned journal_crc32(unsigned crc, const void *buf, size_t len);

@@ -35,6 +35,7 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
+#include "journal/journal-calls.h"
 #include "journal/journal-internal.h"
 #include "util/fileio.h"
 
@@ -262,4 +263,71 @@ int journal_quarantine(Journal *j, const char *ts, const char *file)
         if (j->ops.renameat(j->plans_fd, from, j->plans_fd, to) < 0)
                 return errno == ENOENT ? 0 : -errno;
         return 0;
+}
+
+/* The call log's key for one entry: the HMAC states with the domain, the
+ * kind "calls" and the entry's name taken in, so that what it seals is a
+ * call log record of that entry and nothing else (journal-calls.h). */
+struct JournalCallsKey {
+        bool keyed;
+        _Alignas(16) unsigned char inner[JOURNAL_SHA_STATE];
+        _Alignas(16) unsigned char outer[JOURNAL_SHA_STATE];
+};
+
+int journal_calls_key(const Journal *j, const char *ts, JournalCallsKey **ret)
+{
+        JournalCallsKey *k = calloc(1, sizeof(*k));
+        JournalSealer s;
+
+        if (!k)
+                return -ENOMEM;
+        if (j && j->sealed) {
+                journal_seal_begin(j, &s, JOURNAL_CALLS_FILE, ts);
+                memcpy(k->inner, s.inner, sizeof(SHA256_CTX));
+                memcpy(k->outer, j->seal_outer, sizeof(SHA256_CTX));
+                OPENSSL_cleanse(&s, sizeof(s));
+                k->keyed = true;
+        } else {
+                /* No seals here: a plain SHA-256 of the same bytes, which
+                 * tells a whole record from a torn one and nothing more. */
+                SHA256_Init((SHA256_CTX *)k->inner);
+                SHA256_Update((SHA256_CTX *)k->inner, SEAL_DOMAIN, sizeof(SEAL_DOMAIN));
+                SHA256_Update((SHA256_CTX *)k->inner, JOURNAL_CALLS_FILE,
+                              sizeof(JOURNAL_CALLS_FILE));
+                SHA256_Update((SHA256_CTX *)k->inner, ts, strlen(ts) + 1);
+        }
+        *ret = k;
+        return 0;
+}
+
+bool journal_calls_key_sealed(const JournalCallsKey *k)
+{
+        return k->keyed;
+}
+
+void journal_calls_mac(const JournalCallsKey *k, const unsigned char prev[JOURNAL_CALLS_MAC_LEN],
+                       const void *head, size_t head_len, const void *payload, size_t len,
+                       unsigned char mac[JOURNAL_CALLS_MAC_LEN])
+{
+        JournalSealer s;
+
+        memcpy(s.inner, k->inner, sizeof(SHA256_CTX));
+        s.outer = k->outer;
+        journal_seal_update(&s, prev, JOURNAL_CALLS_MAC_LEN);
+        journal_seal_update(&s, head, head_len);
+        journal_seal_update(&s, "\n", 1);
+        journal_seal_update(&s, payload, len);
+        if (k->keyed) {
+                journal_seal_end(&s, mac);
+                return;
+        }
+        SHA256_Final(mac, (SHA256_CTX *)s.inner);
+}
+
+void journal_calls_key_free(JournalCallsKey *k)
+{
+        if (!k)
+                return;
+        OPENSSL_cleanse(k, sizeof(*k));
+        free(k);
 }

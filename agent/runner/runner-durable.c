@@ -65,8 +65,8 @@ static int end_plan(RunnerDurable *d, int code, const char *fmt, ...)
         return -ECANCELED;
 }
 
-int runner_durable_open(const char *dir, const Config *cfg, const json_t *plan, const char *plan_id,
-                        char **cwd, RunnerDurable **ret)
+int runner_durable_open(const char *dir, const JournalCallsKey *key, const Config *cfg,
+                        const json_t *plan, const char *plan_id, char **cwd, RunnerDurable **ret)
 {
         RunnerDurable *d = calloc(1, sizeof(*d));
         char *error = NULL;
@@ -79,7 +79,7 @@ int runner_durable_open(const char *dir, const Config *cfg, const json_t *plan, 
         d->id = plan_id;
         d->cwd = cwd;
         read_boot_id(d->boot);
-        r = journal_calls_open(dir, &d->log, &error);
+        r = journal_calls_open(dir, key, &d->log, &error);
         if (r < 0) {
                 free(d);
                 return r;

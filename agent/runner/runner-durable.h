@@ -17,6 +17,7 @@
 
 #include "body/body.h"
 #include "config/config.h"
+#include "journal/journal-calls.h"
 #include "proc/proc.h"
 
 /* ErrorCodes of plans that durable calls end (docs/results.md). */
@@ -29,13 +30,14 @@ typedef struct RunnerDurable RunnerDurable;
 typedef int (*runner_durable_run_fn)(void *userdata, const BodyCall *call, json_t **ret,
                                      BodyCallError *err);
 
-/* Open the call log of the entry in dir for the plan plan_id (for logs).
+/* Open the call log of the entry in dir, sealed with key (borrowed, for
+ * the log's life), for the plan plan_id (for logs).
  * *cwd is the plan's working directory (exec.h, io_cwd): recorded with
  * each call's end, and set again when the call is replayed. Returns 0
  * with *ret; 1 when the log cannot be used (damaged), with the plan's end
  * set (runner_durable_end()); or -errno. */
-int runner_durable_open(const char *dir, const Config *cfg, const json_t *plan, const char *plan_id,
-                        char **cwd, RunnerDurable **ret);
+int runner_durable_open(const char *dir, const JournalCallsKey *key, const Config *cfg,
+                        const json_t *plan, const char *plan_id, char **cwd, RunnerDurable **ret);
 
 /* BodyHost.call_script through the log: replay a recorded call, or run it
  * with run and record it. Asks for a reboot when the script's exit code

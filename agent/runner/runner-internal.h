@@ -33,13 +33,14 @@ typedef struct RunnerJob {
         Runner *runner;
 
         /* Set before the plan thread starts, then read-only. */
-        json_t *plan;      /* owned */
-        json_t *source_id; /* owned: SourceID of the result */
-        json_t *reply_to;  /* owned: ReplyTo of the result */
-        char *id;          /* owned: the plan ID as text (pyjson_id_text()), for the log */
-        char *dir;         /* owned: the plan ID, or a fresh one, safe as a file name */
-        unsigned timeout;  /* seconds for the whole plan, 0 = none */
-        char *calls_dir;   /* owned: the entry whose call log records the Body, or NULL */
+        json_t *plan;               /* owned */
+        json_t *source_id;          /* owned: SourceID of the result */
+        json_t *reply_to;           /* owned: ReplyTo of the result */
+        char *id;                   /* owned: the plan ID as text (pyjson_id_text()), for the log */
+        char *dir;                  /* owned: the plan ID, or a fresh one, safe as a file name */
+        unsigned timeout;           /* seconds for the whole plan, 0 = none */
+        char *calls_dir;            /* owned: the entry whose call log records the Body, or NULL */
+        JournalCallsKey *calls_key; /* owned: what seals that log */
         runner_done_cb done;
         void *userdata;
         uv_thread_t thread;
@@ -102,6 +103,7 @@ struct Runner {
          * this one has ended. NULL when none. */
         RunnerJob *finishing;
         char *next_calls_dir; /* owned: runner_set_call_log() for the next start */
+        JournalCallsKey *next_calls_key;
         runner_idle_cb idle_cb;
         void *idle_userdata;
         RunnerObserver observer;

@@ -308,8 +308,8 @@ static json_t *plan_run(PlanRun *p)
         if (!job->cache_dir)
                 return error_result(job, 1, "out of memory", NULL);
         if (job->calls_dir) {
-                rc = runner_durable_open(job->calls_dir, job->runner->cfg, job->plan, job->id,
-                                         &p->cwd, &p->durable);
+                rc = runner_durable_open(job->calls_dir, job->calls_key, job->runner->cfg,
+                                         job->plan, job->id, &p->cwd, &p->durable);
                 if (rc < 0) {
                         char msg[512];
                         snprintf(msg, sizeof(msg), "cannot open the plan's call log in %s: %s",

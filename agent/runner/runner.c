@@ -32,6 +32,7 @@ static void runner_free_setup(Runner *r)
         cgroup_free(r->cgroup);
         free(r->storage);
         free(r->next_calls_dir);
+        journal_calls_key_free(r->next_calls_key);
         free(r->helper);
         free(r->home);
         free(r->fetcher);
@@ -63,6 +64,7 @@ static void job_free(RunnerJob *job)
         free(job->cancel_message);
         free(job->cache_dir);
         free(job->calls_dir);
+        journal_calls_key_free(job->calls_key);
         free(job->id);
         free(job->dir);
         free(job);
@@ -595,6 +597,7 @@ int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const j
         }
         job->timeout = plan_timeout(r->cfg, plan);
         job->calls_dir = TAKE_PTR(r->next_calls_dir);
+        job->calls_key = TAKE_PTR(r->next_calls_key);
         /* Should the last plan's thread still be removing its files, this
          * one's thread starts when that has ended (runner_reap). */
         if (!r->finishing) {
@@ -614,11 +617,15 @@ int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const j
         return 0;
 }
 
-int runner_set_call_log(Runner *r, const char *dir)
+int runner_set_call_log(Runner *r, const char *dir, JournalCallsKey *key)
 {
         free(r->next_calls_dir);
+        journal_calls_key_free(r->next_calls_key);
+        r->next_calls_key = dir ? key : NULL;
+        if (!dir)
+                journal_calls_key_free(key);
         r->next_calls_dir = dir ? strdup(dir) : NULL;
-        return !dir || r->next_calls_dir ? 0 : -ENOMEM;
+        return !dir || (r->next_calls_dir && key) ? 0 : -ENOMEM;
 }
 
 bool runner_busy(const Runner *r)

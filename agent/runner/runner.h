@@ -24,6 +24,7 @@
 #include <uv.h>
 
 #include "config/config.h"
+#include "journal/journal-calls.h"
 
 typedef struct Runner Runner;
 
@@ -65,11 +66,12 @@ int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const j
                  runner_done_cb done, void *userdata);
 
 /* The next plan started records its Body's calls in the call log of entry
- * directory dir (journal/journal-calls.h) and resumes from it
+ * directory dir (journal/journal-calls.h), sealed with key (taken, even on
+ * failure: only that plan's thread holds it), and resumes from it
  * (runner/runner-durable.h); NULL: no log. Call before runner_start().
  * A plan suspended for a reboot it asked for reaches done with a NULL
  * result: it has none in this run. Returns 0 or -ENOMEM. */
-int runner_set_call_log(Runner *r, const char *dir);
+int runner_set_call_log(Runner *r, const char *dir, JournalCallsKey *key);
 
 /* A plan runs, or the last one's files are still being removed. */
 bool runner_busy(const Runner *r);
