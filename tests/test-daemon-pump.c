@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "test-lib.h"
+#include "daemon/daemon-cancel.h"
 #include "daemon/daemon-internal.h"
 #include "log/log.h"
 #include "plan/plan-cancel.h"
@@ -351,8 +352,10 @@ static void teardown(void)
         uv_close((uv_handle_t *)&tick, NULL);
         ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
         daemon_work_free_all(&d);
+        daemon_cancel_free_all(&d);
         journal_free(d.journal);
         free(d.lost_reason);
+        daemon_observe_done(&d);
         ck_assert_int_eq(uv_loop_close(&loop), 0);
         config_free(cfg);
         for (size_t i = 0; i < LOG_MAX; i++)

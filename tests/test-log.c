@@ -22,7 +22,7 @@
 #include "util/fileio.h"
 #include "util/macro.h"
 
-static char tmpdir[] = "/tmp/test-log.XXXXXX";
+static char tmpdir[32];
 static char path[64], sock[64];
 
 /* Text with a quote, a backslash, a newline, a tab and two bytes that are
@@ -32,6 +32,8 @@ static char path[64], sock[64];
 
 static void setup(void)
 {
+        /* Again for each test: with CK_FORK=no (valgrind) they share it. */
+        snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-log.XXXXXX");
         ck_assert_ptr_nonnull(mkdtemp(tmpdir));
         snprintf(path, sizeof(path), "%s/log", tmpdir);
         snprintf(sock, sizeof(sock), "%s/journal", tmpdir);

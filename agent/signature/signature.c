@@ -252,11 +252,13 @@ static int key_decode(const char *text, size_t len, bool spki, SignatureKey *k,
         r = pem_der(text, len, &der, &der_len);
         if (r < 0)
                 return r;
-        d = (Der){(const uint8_t *)der, (const uint8_t *)der + der_len};
-        if (r == 0)
+        /* An empty block decodes to no buffer at all: damaged key data. */
+        if (r == 0 && der) {
+                d = (Der){(const uint8_t *)der, (const uint8_t *)der + der_len};
                 r = spki ? der_spki(d, &k->n, &k->e) : der_rsa_public_key(d, &k->n, &k->e) ? 1 : -1;
-        else
+        } else {
                 r = -1;
+        }
         if (r == 0)
                 return invalid(ret_error_text,
                                "engine_key is not an RSA key; the engine signs with RSA");
