@@ -12,17 +12,7 @@
 #include <unistd.h>
 
 #include "files/files-internal.h"
-
-static void to_hex(const unsigned char *md, unsigned n, char *hex)
-{
-        static const char digits[] = "0123456789abcdef";
-
-        for (unsigned i = 0; i < n; i++) {
-                hex[2 * i] = digits[md[i] >> 4];
-                hex[2 * i + 1] = digits[md[i] & 0x0f];
-        }
-        hex[2 * n] = 0;
-}
+#include "util/hexid.h"
 
 int files_sha256_hex(const void *data, size_t len, char hex[static FILES_SHA256_HEX + 1])
 {
@@ -31,7 +21,7 @@ int files_sha256_hex(const void *data, size_t len, char hex[static FILES_SHA256_
 
         if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1 || n * 2 != FILES_SHA256_HEX)
                 return -EIO;
-        to_hex(md, n, hex);
+        hex_encode(md, n, hex);
         return 0;
 }
 
@@ -70,7 +60,7 @@ int files_sha256_file_at(int dfd, const char *name, char hex[static FILES_SHA256
         }
         if (EVP_DigestFinal_ex(ctx, md, &n) != 1 || n * 2 != FILES_SHA256_HEX)
                 return -EIO;
-        to_hex(md, n, hex);
+        hex_encode(md, n, hex);
         return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <openssl/crypto.h>
 
 #include "util/fileio.h"
+#include "util/hexid.h"
 #include "util/macro.h"
 
 /* A log larger than this is refused as damaged: a Body reads files of at
@@ -35,18 +36,6 @@ struct JournalCalls {
 static int header_text(char *buf, size_t size, char kind, size_t seq, size_t len)
 {
         return snprintf(buf, size, "%c %zu %zu", kind, seq, len);
-}
-
-static void hex_of(const unsigned char mac[JOURNAL_CALLS_MAC_LEN],
-                   char hex[2 * JOURNAL_CALLS_MAC_LEN + 1])
-{
-        static const char digits[] = "0123456789abcdef";
-
-        for (size_t i = 0; i < JOURNAL_CALLS_MAC_LEN; i++) {
-                hex[2 * i] = digits[mac[i] >> 4];
-                hex[2 * i + 1] = digits[mac[i] & 15];
-        }
-        hex[2 * JOURNAL_CALLS_MAC_LEN] = '\0';
 }
 
 static int push(JournalCalls *c, char kind, json_t *data)
@@ -102,7 +91,7 @@ static void record_mac(const JournalCalls *c, const char *head, size_t head_len,
                        unsigned char mac[JOURNAL_CALLS_MAC_LEN])
 {
         journal_calls_mac(c->key, c->last, head, head_len, payload, len, mac);
-        hex_of(mac, hex);
+        hex_encode(mac, JOURNAL_CALLS_MAC_LEN, hex);
 }
 
 /* Take the record at text[at..len) into c. Returns its bytes; 0 when it

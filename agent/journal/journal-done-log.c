@@ -25,6 +25,7 @@
 
 #include "journal/journal-internal.h"
 #include "util/fileio.h"
+#include "util/hexid.h"
 #include "util/strbuf.h"
 
 #define RECORDS     "records"
@@ -156,8 +157,7 @@ static int record_header(const Journal *j, const JournalDone *rec, char hdr[200]
 
         if (j->sealed && rec->sealed) {
                 seal[0] = ' ';
-                for (size_t i = 0; i < JOURNAL_SEAL_LEN; i++)
-                        snprintf(seal + 1 + 2 * i, 3, "%02x", rec->seal[i]);
+                hex_encode(rec->seal, JOURNAL_SEAL_LEN, seal + 1);
         }
         return snprintf(hdr, 200, "%s %" PRId64 " %zu%s\n", rec->name, rec->time, rec->len, seal);
 }

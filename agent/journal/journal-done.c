@@ -16,15 +16,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-/* The one-call SHA-256 of OpenSSL 3 (EVP_Digest, SHA256) fetches the
- * algorithm from a provider, and the first fetch loads OpenSSL's whole
- * provider machinery: +2.2 MiB of resident memory in a test program, kept
- * for the agent's life, for one hash per plan. The low-level SHA256_*
- * calls compute the same digest without it (+0.3 MiB). They are
- * deprecated in OpenSSL 3 but present; if they go, EVP_Digest is the
- * replacement. */
-#define OPENSSL_SUPPRESS_DEPRECATED
-#include <openssl/sha.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,6 +24,7 @@
 #include "journal/journal-internal.h"
 #include "util/fileio.h"
 #include "util/pyjson.h"
+#include "util/sha256.h"
 
 bool journal_done_id_ok(const json_t *plan_id)
 {
@@ -43,15 +35,7 @@ bool journal_done_id_ok(const json_t *plan_id)
 /* The record name of a key: the SHA-256 of prefix || data, in hex. */
 static int digest_name(const char *prefix, const void *data, size_t len, char name[65])
 {
-        unsigned char md[SHA256_DIGEST_LENGTH];
-        SHA256_CTX ctx;
-
-        if (SHA256_Init(&ctx) != 1 || SHA256_Update(&ctx, prefix, strlen(prefix)) != 1 ||
-            SHA256_Update(&ctx, data, len) != 1 || SHA256_Final(md, &ctx) != 1)
-                return -ENOMEM;
-        for (unsigned i = 0; i < SHA256_DIGEST_LENGTH; i++)
-                snprintf(name + 2 * i, 3, "%02x", md[i]);
-        return 0;
+        return sha256_hex(prefix, strlen(prefix), data, len, name);
 }
 
 static int id_name(const json_t *plan_id, char name[65])

@@ -3,7 +3,6 @@
 #include "runner/runner-durable.h"
 
 #include <errno.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "util/base64.h"
 #include "util/fileio.h"
 #include "util/macro.h"
+#include "util/sha256.h"
 
 #define BOOT_ID_FILE "/proc/sys/kernel/random/boot_id"
 
@@ -110,15 +110,9 @@ static int call_digest(const BodyCall *call, char hex[65])
         json_t *all = json_pack("[s, s?, O, O]", call->script, call->function, (json_t *)call->args,
                                 (json_t *)call->kwargs);
         _cleanup_free_ char *text = all ? json_dumps(all, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-        unsigned char md[32];
-        unsigned int md_len = 0;
 
         json_decref(all);
-        if (!text || !EVP_Digest(text, strlen(text), md, &md_len, EVP_sha256(), NULL))
-                return -ENOMEM;
-        for (unsigned i = 0; i < 32; i++)
-                snprintf(hex + 2 * i, 3, "%02x", md[i]);
-        return 0;
+        return text ? sha256_hex(text, strlen(text), NULL, 0, hex) : -ENOMEM;
 }
 
 /* Append a record, taking rec (NULL: out of memory); what is appended is

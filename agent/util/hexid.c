@@ -5,9 +5,20 @@
 #include <stdint.h>
 #include <sys/random.h>
 
+void hex_encode(const void *bytes, size_t n, char *out)
+{
+        static const char digits[] = "0123456789abcdef";
+        const uint8_t *b = bytes;
+
+        for (size_t i = 0; i < n; i++) {
+                out[2 * i] = digits[b[i] >> 4];
+                out[2 * i + 1] = digits[b[i] & 0xf];
+        }
+        out[2 * n] = '\0';
+}
+
 int hexid_new(char buf[static 33])
 {
-        static const char hex[] = "0123456789abcdef";
         uint8_t b[16];
         size_t got = 0;
 
@@ -23,10 +34,6 @@ int hexid_new(char buf[static 33])
         /* RFC 4122 version 4, variant 10xx, as uuid.uuid4() sets them. */
         b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
         b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
-        for (int i = 0; i < 16; i++) {
-                buf[2 * i] = hex[b[i] >> 4];
-                buf[2 * i + 1] = hex[b[i] & 0xf];
-        }
-        buf[32] = '\0';
+        hex_encode(b, sizeof(b), buf);
         return 0;
 }
