@@ -9,7 +9,10 @@
  *      was acked is on the disk (flush 1);
  *   2. the message is acked;
  *   3. `sh ./SCRIPT` runs in the current directory through posix_spawn()
- *      with stdin /dev/null and stdout read through a pipe, then waitpid();
+ *      with stdin /dev/null and stdout read through a pipe, then waitpid()
+ *      (bench-daemon-spawn.c); in the contained floor,
+ *      bench-daemon-contained, through the agent's runner instead, contained
+ *      as the agent contains a script (bench-daemon-contained.c);
  *   4. its stdout (without the final newline), as a small JSON result, is
  *      appended to the log and fdatasync()ed: a result that is published
  *      can be published again after a crash (flush 2);
@@ -25,6 +28,7 @@
  * block map, and its fdatasync() flushes the data alone.
  *
  *     bench-daemon-consumer PORT QUEUE RESULTS_QUEUE
+ *     bench-daemon-contained PORT QUEUE RESULTS_QUEUE
  *
  * SCRIPT is sha.sh for a message whose message_id starts with "sha-" (the
  * bench's 2 MiB plan) and echo.sh otherwise; bench-daemon prepares both, and
@@ -33,8 +37,9 @@
  * beyond that (parse it, check it, write its files) is what the comparison
  * shows.
  *
- * It links librabbitmq only, so that its own start-up and memory are those
- * of a minimal C consumer. It runs until SIGTERM (exit status 0, after
+ * The floor links librabbitmq only, so that its own start-up and memory are
+ * those of a minimal C consumer; the contained floor adds the agent's core
+ * library for its runner. It runs until SIGTERM (exit status 0, after
  * closing the connection) or until the connection fails (exit status 1). */
 #include <amqp.h>
 #include <amqp_tcp_socket.h>
@@ -43,19 +48,17 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
+
+#include "bench-daemon-consumer.h"
 
 #define CHANNEL    1
 #define OUTPUT_MAX 4096
 #define LOG_NAME   "floor.log"
 #define LOG_SIZE   (32 << 20)
-
-extern char **environ;
 
 static volatile sig_atomic_t stopping;
 
@@ -73,48 +76,11 @@ static int fail(const char *what, amqp_rpc_reply_t r)
 {
         if (r.reply_type == AMQP_RESPONSE_NORMAL)
                 return 0;
-        fprintf(stderr, "bench-daemon-consumer: %s failed (%s)\n", what,
+        fprintf(stderr, "%s: %s failed (%s)\n", consumer_name, what,
                 r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION
                         ? amqp_error_string2(r.library_error)
                         : "the broker refused it");
         return -1;
-}
-
-/* `sh ./script`; its stdout without the final newline goes to out. Returns
- * 0, or -1 when the script could not run or failed. */
-static int run_script(const char *script, char *out, size_t size)
-{
-        static char sh[] = "/bin/sh";
-        char path[64];
-        char *argv[] = {sh, path, NULL};
-        posix_spawn_file_actions_t fa;
-        size_t got = 0;
-        int fds[2], status = 0, rc;
-        ssize_t n;
-        pid_t pid;
-
-        snprintf(path, sizeof(path), "./%s", script);
-        if (pipe2(fds, O_CLOEXEC) < 0)
-                return -1;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-        posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-        rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-        posix_spawn_file_actions_destroy(&fa);
-        close(fds[1]);
-        if (rc != 0) {
-                close(fds[0]);
-                return -1;
-        }
-        while ((n = read(fds[0], out + got, size - 1 - got)) > 0)
-                got += (size_t)n;
-        close(fds[0]);
-        if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                return -1;
-        if (got > 0 && out[got - 1] == '\n')
-                got--;
-        out[got] = '\0';
-        return 0;
 }
 
 /* The log, made LOG_SIZE bytes of written zeros if it is shorter. */
@@ -168,7 +134,7 @@ static int handle(amqp_connection_state_t conn, const amqp_envelope_t *env,
         const amqp_basic_properties_t *p = &env->message.properties;
         char id[256], output[OUTPUT_MAX], result[OUTPUT_MAX + 512];
         amqp_basic_properties_t props;
-        int code = 0, len;
+        int code = 0, len, rc;
 
         id[0] = '\0';
         if (p->_flags & AMQP_BASIC_MESSAGE_ID_FLAG)
@@ -178,8 +144,11 @@ static int handle(amqp_connection_state_t conn, const amqp_envelope_t *env,
         if (log_append('p', id, env->message.body.bytes, env->message.body.len) < 0 ||
             amqp_basic_ack(conn, CHANNEL, env->delivery_tag, 0) != 0)
                 return -1;
-        if (run_script(strncmp(id, "sha-", 4) == 0 ? "sha.sh" : "echo.sh", output, sizeof(output)) <
-            0) {
+        rc = consumer_script_run(id, strncmp(id, "sha-", 4) == 0 ? "sha.sh" : "echo.sh", output,
+                                 sizeof(output));
+        if (rc == CONSUMER_SCRIPT_FATAL)
+                return -1;
+        if (rc < 0) {
                 code = 1;
                 snprintf(output, sizeof(output), "the script failed");
         }
@@ -227,17 +196,19 @@ int main(int argc, char **argv)
          * our consumer, before the loop below has started. */
         signal(SIGTERM, on_sigterm);
         if (argc != 4 || (port = atoi(argv[1])) <= 0) {
-                fprintf(stderr, "usage: bench-daemon-consumer PORT QUEUE RESULTS_QUEUE\n");
+                fprintf(stderr, "usage: %s PORT QUEUE RESULTS_QUEUE\n", consumer_name);
                 return 2;
         }
         if (log_open() < 0) {
-                perror("bench-daemon-consumer: " LOG_NAME);
+                fprintf(stderr, "%s: %s: %m\n", consumer_name, LOG_NAME);
                 return 1;
         }
+        if (consumer_script_setup() < 0)
+                return 1;
         conn = amqp_new_connection();
         sock = amqp_tcp_socket_new(conn);
         if (!sock || amqp_socket_open(sock, "127.0.0.1", port) != AMQP_STATUS_OK) {
-                fprintf(stderr, "bench-daemon-consumer: cannot connect to 127.0.0.1:%d\n", port);
+                fprintf(stderr, "%s: cannot connect to 127.0.0.1:%d\n", consumer_name, port);
                 return 1;
         }
         if (fail("login", amqp_login(conn, "/", 0, AMQP_DEFAULT_FRAME_SIZE, 0,
@@ -288,7 +259,7 @@ int main(int argc, char **argv)
                 rc = handle(conn, &env, argv[3]);
                 amqp_destroy_envelope(&env);
                 if (rc < 0) {
-                        fprintf(stderr, "bench-daemon-consumer: cannot publish or ack\n");
+                        fprintf(stderr, "%s: cannot run, publish or ack\n", consumer_name);
                         break;
                 }
         }
@@ -304,5 +275,6 @@ int main(int argc, char **argv)
         if (stopping)
                 amqp_connection_close(conn, AMQP_REPLY_SUCCESS);
         amqp_destroy_connection(conn);
+        consumer_script_cleanup();
         return stopping ? 0 : 1;
 }

@@ -20,15 +20,17 @@ static void usage(FILE *f)
               "  --dir DIR            work directory and the disk agent's storage "
               "(/var/tmp)\n"
               "  --shm-dir DIR        the shm agent's storage (/dev/shm)\n"
-              "  --only LETTERS       run only these: b the durable floor, d agent (disk), "
-              "s agent (shm),\n"
-              "                       e agent B (disk), c agent B (shm)\n"
+              "  --only LETTERS       run only these: b the durable floor, k the contained "
+              "floor,\n"
+              "                       d agent (disk), s agent (shm), e agent B (disk),\n"
+              "                       c agent B (shm) (default bkds)\n"
               "  --agent PATH         muranoagent (the build tree's)\n"
               "  --consumer PATH      bench-daemon-consumer (beside this program)\n"
+              "  --contained PATH     bench-daemon-contained (beside this program)\n"
               "  --config-extra FILE  append FILE to the agents' configuration\n"
               "  --compare PATH       agent B is this muranoagent (default: the same)\n"
               "  --compare-config FILE  append FILE to agent B's configuration\n"
-              "                       (either option adds agent B; --only default bdsec)\n"
+              "                       (either option adds agent B; --only default bkdsec)\n"
               "  --progress           agent B is agent A with progress events on and\n"
               "                       nobody consuming them ([agent] progress_routing_key)\n"
               "  --wrap COMMAND       run agent A (d, s) under COMMAND (split at spaces),\n"
@@ -51,6 +53,27 @@ static char *exe_sibling(const char *relative)
         if (slash)
                 *slash = '\0';
         return asprintf(&path, "%s/%s", exe, relative) < 0 ? NULL : path;
+}
+
+/* The sandbox helper that the agent at agent uses when $MURANOAGENT_SANDBOX
+ * is not set: beside it in the build tree, or beside it installed (else
+ * NULL, and the contained floor looks for it as the agent does). */
+static char *agent_helper(const char *agent)
+{
+        static const char *const places[] = {"sandbox/muranoagent-sandbox", "muranoagent-sandbox"};
+        const char *slash = strrchr(agent, '/');
+        int dir_len = slash ? (int)(slash - agent) : 1;
+
+        for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
+                char *path = NULL;
+
+                if (asprintf(&path, "%.*s/%s", dir_len, slash ? agent : ".", places[i]) < 0)
+                        return NULL;
+                if (access(path, X_OK) == 0)
+                        return path;
+                free(path);
+        }
+        return NULL;
 }
 
 static char *read_text(const char *path)
@@ -102,6 +125,7 @@ int options_parse(Options *o, int argc, char **argv)
                 {"only", required_argument, NULL, 'o'},
                 {"agent", required_argument, NULL, 'a'},
                 {"consumer", required_argument, NULL, 'c'},
+                {"contained", required_argument, NULL, 'K'},
                 {"config-extra", required_argument, NULL, 'x'},
                 {"compare", required_argument, NULL, 'C'},
                 {"compare-config", required_argument, NULL, 'X'},
@@ -123,7 +147,7 @@ int options_parse(Options *o, int argc, char **argv)
                        .gap_ms = 25,
                        .dir = "/var/tmp",
                        .shm_dir = "/dev/shm",
-                       .only = "bds"};
+                       .only = "bkds"};
         while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
                 switch (c) {
                 case 'p':
@@ -164,6 +188,10 @@ int options_parse(Options *o, int argc, char **argv)
                 case 'c':
                         free(o->consumer);
                         o->consumer = strdup(optarg);
+                        break;
+                case 'K':
+                        free(o->contained);
+                        o->contained = strdup(optarg);
                         break;
                 case 'x':
                         o->config_extra = read_text(optarg);
@@ -210,7 +238,7 @@ int options_parse(Options *o, int argc, char **argv)
                 }
         }
         if (!only_set && (o->compare || o->compare_extra))
-                o->only = "bdsec";
+                o->only = "bkdsec";
         if (optind != argc || o->port <= 0 || o->runs < 1 || o->big < 0 || o->burst < 1 ||
             o->bursts < 0 || o->starts < 1 || o->gap_ms < 0 || !*o->only) {
                 usage(stderr);
@@ -220,13 +248,17 @@ int options_parse(Options *o, int argc, char **argv)
                 o->agent = exe_sibling("../agent/muranoagent");
         if (!o->consumer)
                 o->consumer = exe_sibling("bench-daemon-consumer");
-        if (!o->agent || !o->consumer || access(o->agent, X_OK) < 0 ||
-            access(o->consumer, X_OK) < 0) {
+        if (!o->contained)
+                o->contained = exe_sibling("bench-daemon-contained");
+        if (!o->agent || !o->consumer || !o->contained || access(o->agent, X_OK) < 0 ||
+            access(o->consumer, X_OK) < 0 || access(o->contained, X_OK) < 0) {
                 fprintf(stderr,
-                        "bench-daemon: cannot find muranoagent (%s) or "
-                        "bench-daemon-consumer (%s)\n",
-                        o->agent ? o->agent : "?", o->consumer ? o->consumer : "?");
+                        "bench-daemon: cannot find muranoagent (%s), "
+                        "bench-daemon-consumer (%s) or bench-daemon-contained (%s)\n",
+                        o->agent ? o->agent : "?", o->consumer ? o->consumer : "?",
+                        o->contained ? o->contained : "?");
                 return 2;
         }
+        o->sandbox_helper = agent_helper(o->agent);
         return -1;
 }

@@ -1,7 +1,8 @@
 /* bench-daemon's figures, printed as they come (see bench-daemon.h). The
  * targets are issue 5's (absolute) and issue 17's (against the durable
  * floor); the agent with its storage on disk is the one they are judged
- * on, the agent on tmpfs shows how much of it the disk is. */
+ * on, the agent on tmpfs shows how much of it the disk is. The contained
+ * floor splits the agent's cost in two: its containment, and the rest. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,11 @@ void report_intro(const Bench *b)
                                "sh ./echo.sh, the result logged and fdatasync()ed, publish with "
                                "confirms\n",
                                t->name, b->o.consumer);
+                else if (t->kind == TARGET_CONTAINED)
+                        printf("  %-14s %s: the floor, its script run through the agent's "
+                               "runner with the default configuration (cgroup, audit session "
+                               "sweep, sandbox)\n",
+                               t->name, b->o.contained);
                 else if (t->tag == 'e' || t->tag == 'c')
                         printf("  %-14s %s%s%s, storage %s\n", t->name, b->compare_setup.program,
                                b->o.progress        ? " with progress events, nobody consuming"
@@ -149,26 +155,46 @@ static double paired_median(const Bench *b, double *const *ms, int n, size_t bas
         return stats(ms[base] + bench_agent_slot(b, i) * (size_t)n, n).median;
 }
 
+/* " /floor" and, with a contained floor, " /contained" for consumer i:
+ * against the floors' plans paired with it for an agent, against all the
+ * floor's for the contained floor (their plans are paired one to one). */
+static void print_ratios(const Bench *b, double *const *ms, int n, size_t i)
+{
+        size_t base = 0, cont = 0;
+        bool have_base = bench_baseline(b, &base), have_cont = bench_contained(b, &cont);
+        double median = stats(ms[i], bench_plans_of(b, i, n)).median;
+
+        if (have_base && b->t[i].kind == TARGET_AGENT)
+                printf(" %9.2fx", median / paired_median(b, ms, n, base, i));
+        else if (have_base && i == cont)
+                printf(" %9.2fx", median / stats(ms[base], bench_plans_of(b, base, n)).median);
+        else
+                printf(" %10s", "");
+        if (have_cont && b->t[i].kind == TARGET_AGENT)
+                printf(" %10.2fx", median / paired_median(b, ms, n, cont, i));
+        else if (have_cont)
+                printf(" %11s", "");
+}
+
 static void print_times(const Bench *b, double *const *ms, int n, const double *cpu)
 {
-        size_t base = 0;
-        bool have_base = bench_baseline(b, &base);
+        size_t base = 0, cont = 0;
+        bool have_base = bench_baseline(b, &base), have_cont = bench_contained(b, &cont);
 
-        printf("%-16s %9s %9s %9s %9s %10s %9s\n", "", "median", "p99", "max", "mean", "/floor",
-               "CPU/plan");
+        printf("%-16s %9s %9s %9s %9s %10s", "", "median", "p99", "max", "mean", "/floor");
+        if (have_cont)
+                printf(" %11s", "/contained");
+        printf(" %9s\n", "CPU/plan");
         for (size_t i = 0; i < b->n; i++) {
                 Stats s = stats(ms[i], bench_plans_of(b, i, n));
                 printf("%-16s %9.3f %9.3f %9.3f %9.3f", b->t[i].name, s.median, s.p99, s.max,
                        s.mean);
-                if (have_base && i != base)
-                        printf(" %9.2fx", s.median / paired_median(b, ms, n, base, i));
-                else
-                        printf(" %10s", "");
+                print_ratios(b, ms, n, i);
                 printf(" %9.2f\n", cpu[i]);
         }
-        if (have_base && bench_n_agents(b) > 0)
-                printf("(each agent's plans alternate with the floor's, one agent at a time; "
-                       "/floor is against the floor's plans paired with it)\n");
+        if ((have_base || have_cont) && bench_n_agents(b) > 0)
+                printf("(each agent's plans alternate with the floors', one agent at a time; "
+                       "/floor and /contained are against the floors' plans paired with it)\n");
 }
 
 void report_round_trips(const Bench *b)
@@ -188,24 +214,31 @@ void report_big(const Bench *b)
 
 void report_bursts(const Bench *b)
 {
+        size_t base = 0, cont = 0;
+        bool have_base = bench_baseline(b, &base), have_cont = bench_contained(b, &cont);
+
         if (b->o.bursts == 0)
                 return;
         printf("\nburst of %d trivial plans, plans/s (%d bursts each, in turns; first publish "
                "to last result)\n",
                b->o.burst, b->o.bursts);
-        printf("%-16s %9s %9s %9s %14s %9s %8s\n", "", "median", "best", "worst", "publishing ms",
+        printf("%-16s %9s %9s %9s %14s %9s %8s", "", "median", "best", "worst", "publishing ms",
                "CPU/plan", "/floor");
+        printf(have_cont ? " %11s\n" : "\n", "/contained");
         for (size_t i = 0; i < b->n; i++) {
                 Stats s = stats(b->r.burst_rate[i], b->o.bursts);
-                size_t base = 0;
 
                 printf("%-16s %9.0f %9.0f %9.0f %14.1f %9.2f", b->t[i].name, s.median, s.max, s.min,
                        stats(b->r.burst_publish_ms[i], b->o.bursts).median, b->r.cpu_burst[i]);
-                if (bench_baseline(b, &base) && i != base)
-                        printf(" %7.2fx\n",
+                if (have_base && i != base)
+                        printf(" %7.2fx",
                                s.median / stats(b->r.burst_rate[base], b->o.bursts).median);
-                else
-                        printf("\n");
+                else if (have_cont)
+                        printf(" %8s", "");
+                if (have_cont && b->t[i].kind == TARGET_AGENT)
+                        printf(" %10.2fx",
+                               s.median / stats(b->r.burst_rate[cont], b->o.bursts).median);
+                printf("\n");
         }
 }
 
@@ -216,7 +249,7 @@ void report_memory(const Bench *b)
                 const TargetMemory *m = &b->r.mem_end[i];
                 printf("%-16s %9ld = %ld + %ld + %ld, %d thread(s)", b->t[i].name, m->rss_kib,
                        m->anon_kib, m->file_kib, m->shmem_kib, m->threads);
-                if (b->t[i].kind == TARGET_AGENT)
+                if (b->t[i].kind != TARGET_BASELINE)
                         printf("; %d ERROR/WARNING log line(s)", b->r.log_problems[i]);
                 printf("\n");
         }
@@ -305,4 +338,59 @@ void report_targets(const Bench *b)
         }
         if (baseline)
                 report_floor_targets(b, base);
+}
+
+/* One figure of the split: the floor, the contained floor and the agent,
+ * and how the agent's excess over the floor divides between the
+ * containment (contained - floor) and the rest (agent - contained). */
+static void split_line(const char *what, double floor, double contained, double agent)
+{
+        double excess = agent - floor;
+
+        printf("  %-30s %8.2f %10.2f %8.2f   %+8.2f %+8.2f", what, floor, contained, agent,
+               contained - floor, agent - contained);
+        if (excess > 0)
+                printf("   %3.0f%% %3.0f%%\n", 100 * (contained - floor) / excess,
+                       100 * (agent - contained) / excess);
+        else
+                printf("\n");
+}
+
+/* Where each agent's cost goes, from the three consumers of the same run:
+ * paired medians for round trips, medians for bursts (as ms per plan, so
+ * that the parts add up), CPU per plan as measured. */
+void report_split(const Bench *b)
+{
+        const Report *r = &b->r;
+        size_t base = 0, cont = 0;
+
+        if (!bench_baseline(b, &base) || !bench_contained(b, &cont))
+                return;
+        printf("\nwhere the agent's cost goes: containment = contained floor - floor, the rest "
+               "(journal, parsing, Body, threads) = agent - contained floor\n");
+        for (size_t i = 0; i < b->n; i++) {
+                if (b->t[i].kind != TARGET_AGENT)
+                        continue;
+                printf("%s:\n  %-30s %8s %10s %8s   %8s %8s   %s\n", b->t[i].name, "", "floor",
+                       "contained", "agent", "contain", "rest", "shares");
+                split_line("trivial round trip (median, ms)",
+                           paired_median(b, r->rt_ms, b->o.runs, base, i),
+                           paired_median(b, r->rt_ms, b->o.runs, cont, i),
+                           stats(r->rt_ms[i], b->o.runs).median);
+                split_line("CPU per trivial plan (ms)", r->cpu_rt[base], r->cpu_rt[cont],
+                           r->cpu_rt[i]);
+                if (b->o.bursts > 0) {
+                        split_line("burst (median, ms per plan)",
+                                   1e3 / stats(r->burst_rate[base], b->o.bursts).median,
+                                   1e3 / stats(r->burst_rate[cont], b->o.bursts).median,
+                                   1e3 / stats(r->burst_rate[i], b->o.bursts).median);
+                        split_line("CPU per plan in a burst (ms)", r->cpu_burst[base],
+                                   r->cpu_burst[cont], r->cpu_burst[i]);
+                }
+                if (b->o.big > 0)
+                        split_line("2 MiB plan (median, ms)",
+                                   paired_median(b, r->big_ms, b->o.big, base, i),
+                                   paired_median(b, r->big_ms, b->o.big, cont, i),
+                                   stats(r->big_ms[i], b->o.big).median);
+        }
 }

@@ -130,7 +130,8 @@ int target_start(Target *t, const TargetSetup *s, double *ret_t0_ms, double *ret
         char port[16], *argv[MAX_ARGS];
         double t0, wall;
         size_t n = 0;
-        int log_fd;
+        bool set_helper;
+        int log_fd, fork_errno;
         pid_t pid;
 
         for (size_t i = 0; t->kind == TARGET_AGENT && s->wrap && s->wrap[i]; i++)
@@ -154,16 +155,26 @@ int target_start(Target *t, const TargetSetup *s, double *ret_t0_ms, double *ret
         /* The agent reports readiness to systemd when NOTIFY_SOCKET is set;
          * a bench started from a unit must not pass its own on. */
         unsetenv("NOTIFY_SOCKET");
-        t0 = clock_ms(CLOCK_MONOTONIC);
-        wall = clock_ms(CLOCK_REALTIME);
-        pid = fork();
-        if (pid < 0) {
+        /* The contained floor's helper, unless the caller chose one for
+         * everybody: set for the fork only (this process has one thread). */
+        set_helper = s->helper && !getenv("MURANOAGENT_SANDBOX");
+        if (set_helper && setenv("MURANOAGENT_SANDBOX", s->helper, 1) < 0) {
                 int rc = -errno;
                 close(log_fd);
                 return rc;
         }
+        t0 = clock_ms(CLOCK_MONOTONIC);
+        wall = clock_ms(CLOCK_REALTIME);
+        pid = fork();
         if (pid == 0)
                 child_exec(t, argv, log_fd);
+        fork_errno = errno;
+        if (set_helper)
+                unsetenv("MURANOAGENT_SANDBOX");
+        if (pid < 0) {
+                close(log_fd);
+                return -fork_errno;
+        }
         /* Also here, so that the group exists whichever side runs first. */
         (void)setpgid(pid, pid);
         close(log_fd);

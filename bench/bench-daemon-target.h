@@ -1,6 +1,6 @@
-/* bench-daemon's consumers: the baseline (bench-daemon-consumer) and the
- * agents (muranoagent with a configuration of its own each), as processes
- * that the bench starts, measures and stops. Each has a work directory
+/* bench-daemon's consumers: the baseline (bench-daemon-consumer), the
+ * contained floor (bench-daemon-contained) and the agents (muranoagent with a configuration of its
+ * own each), as processes that the bench starts, measures and stops. Each has a work directory
  * holding its configuration or scripts and its log (stdout and stderr,
  * appended across restarts), its plan queue and its results queue. */
 #pragma once
@@ -9,13 +9,14 @@
 #include <sys/types.h>
 
 typedef enum TargetKind {
-        TARGET_BASELINE,
+        TARGET_BASELINE,  /* the durable floor */
+        TARGET_CONTAINED, /* the durable floor with the agent's containment */
         TARGET_AGENT,
 } TargetKind;
 
 typedef struct Target {
-        const char *name; /* as printed: "baseline", "agent (disk)" */
-        char tag;         /* one letter in plan IDs: b, d, s */
+        const char *name; /* as printed: "floor", "agent (disk)" */
+        char tag;         /* one letter in plan IDs: b, k, d, s */
         TargetKind kind;
         char *dir;     /* work directory */
         char *storage; /* agents: [DEFAULT] storage */
@@ -26,18 +27,19 @@ typedef struct Target {
 
 typedef struct TargetSetup {
         int port;
-        const char *program;      /* muranoagent or bench-daemon-consumer */
+        const char *program;      /* muranoagent, bench-daemon-consumer or -contained */
+        const char *helper;       /* the contained floor's $MURANOAGENT_SANDBOX, or NULL */
         const char *const *wrap;  /* agents: argv to run them under, or NULL */
         bool debug;               /* agents: [DEFAULT] debug = true */
         const char *config_extra; /* agents: text appended to the configuration */
 } TargetSetup;
 
-/* The baseline's scripts; sha.sh reads data.bin, which the caller writes. */
+/* The floors' scripts; sha.sh reads data.bin, which the caller writes. */
 #define TARGET_ECHO_SCRIPT "#!/bin/sh\necho hello\n"
 #define TARGET_SHA_SCRIPT  "#!/bin/sh\nsha256sum data.bin\n"
 
 /* Fills t's paths and writes its files: the configuration of an agent, the
- * scripts of the baseline. dir must exist; storage is made on start. */
+ * scripts of a floor. dir must exist; storage is made on start. */
 int target_prepare(Target *t, const TargetSetup *s, const char *dir, const char *storage,
                    const char *queue_prefix);
 void target_clear(Target *t);

@@ -7,6 +7,14 @@
  *                 the ack, posix_spawn(`sh ./echo.sh`) + waitpid in a
  *                 prepared directory, a small result appended to the log
  *                 and fdatasync()ed, then published with confirms
+ *   contained floor
+ *                 bench-daemon-contained, the same consumer running its
+ *                 script through the agent's runner (runner_run_command()),
+ *                 contained as the agent contains a script by default: a
+ *                 cgroup with the run limits, an audit session swept after
+ *                 the run, the sandbox's steps or its helper; so that
+ *                 (contained floor - floor) is what the containment costs,
+ *                 and (agent - contained floor) what everything else does
  *   agent (disk)  muranoagent with the default configuration (sandbox on,
  *                 cgroup = auto) and its storage below DIR (a disk)
  *   agent (shm)   the same with its storage below SHMDIR (tmpfs), to tell
@@ -18,7 +26,7 @@
  *
  * The bench is the engine: one rabbitmq-c connection (bench-daemon-client.c)
  * publishes the plans and takes the results, so that no client process is
- * started per plan. Round trips alternate between the baseline and one
+ * started per plan. Round trips alternate between the floors and one
  * agent at a time (A/B/A/B, see round_trips()), the agents taking turns in
  * blocks; starts and bursts take turns between all consumers, the first of
  * each turn rotating. Ratios are of medians from the same run.
@@ -90,6 +98,8 @@ static const TargetSetup *setup_of(const Bench *b, const Target *t)
 {
         if (t->kind == TARGET_BASELINE)
                 return &b->baseline_setup;
+        if (t->kind == TARGET_CONTAINED)
+                return &b->contained_setup;
         return t->tag == 'e' || t->tag == 'c' ? &b->compare_setup : &b->agent_setup;
 }
 
@@ -131,6 +141,8 @@ static int setup(Bench *b)
         b->compare_setup.config_extra = b->o.compare_extra;
         b->compare_setup.wrap = NULL;
         b->baseline_setup = (TargetSetup){.port = b->o.port, .program = b->o.consumer};
+        b->contained_setup = (TargetSetup){
+                .port = b->o.port, .program = b->o.contained, .helper = b->o.sandbox_helper};
         plans_init(&b->plans);
         if (asprintf(&b->workdir, "%s/bench-daemon.XXXXXX", b->o.dir) < 0 ||
             asprintf(&b->shmdir, "%s/bench-daemon.XXXXXX", b->o.shm_dir) < 0)
@@ -161,6 +173,8 @@ static int setup(Bench *b)
                 rc = -ENOMEM;
         else
                 rc = add_target(b, 'b', "floor", TARGET_BASELINE, b->workdir, NULL);
+        if (rc == 0)
+                rc = add_target(b, 'k', "contained floor", TARGET_CONTAINED, b->workdir, NULL);
         if (rc == 0)
                 rc = add_target(b, 'd', "agent (disk)", TARGET_AGENT, b->workdir, storage[0]);
         if (rc == 0)
@@ -217,6 +231,8 @@ static void cleanup(Bench *b)
         free(b->o.wrap);
         free(b->o.agent);
         free(b->o.consumer);
+        free(b->o.contained);
+        free(b->o.sandbox_helper);
         report_free(&b->r);
 }
 
@@ -422,25 +438,48 @@ static int one_turn(Bench *b, size_t i, bool big, double *ret_ms)
         return rc;
 }
 
-/* count plans for each agent, each paired with one for the baseline, the
- * first of each pair alternating. The agents take turns in blocks of
- * TURN_BLOCK plans, and only one works at a time, as on a VM: moving a
- * process into a cgroup costs the kernel an RCU grace period (about 12 ms
- * here) unless some process moved within the last few milliseconds, so
- * agents working in the same turns would hide that cost from each other. ms[i] gets consumer i's
- * times (see bench_plans_of() for the baseline's); NULL: a warm-up, not kept. */
+/* The floors' turns paired with turn k of the agent in slot (k of count
+ * when there is no agent, slot 0). floors[] is outermost first: before
+ * the agent's turn they go in that order, after it in the reverse, so the
+ * durable floor's turns stay next to the agent's, as they were before
+ * there was a contained floor. */
+static int floor_turns(Bench *b, const size_t *floors, size_t n_floors, bool before, size_t slot,
+                       int count, int k, bool big, double **ms)
+{
+        for (size_t j = 0; j < n_floors; j++) {
+                size_t f = floors[before ? j : n_floors - 1 - j];
+                int rc = one_turn(b, f, big, ms ? &ms[f][slot * (size_t)count + (size_t)k] : NULL);
+
+                if (rc < 0)
+                        return rc;
+        }
+        return 0;
+}
+
+/* count plans for each agent, each paired with one for each floor, the
+ * floors' first before the agent's and then after it, alternating. The
+ * agents take turns in blocks of TURN_BLOCK plans, and only one works at a
+ * time, as on a VM: moving a process into a cgroup costs the kernel an RCU
+ * grace period (about 12 ms here) unless some process moved within the
+ * last few milliseconds, so agents working in the same turns would hide
+ * that cost from each other. ms[i] gets consumer i's times (see
+ * bench_plans_of() for the floors'); NULL: a warm-up, not kept. */
 static int round_trips(Bench *b, int count, bool big, double **ms)
 {
-        size_t agents[BENCH_MAX_TARGETS], n_agents = 0, base = 0;
-        bool have_base = bench_baseline(b, &base);
+        size_t agents[BENCH_MAX_TARGETS], n_agents = 0, floors[2], n_floors = 0, f = 0;
         int rc = 0;
 
+        /* The contained floor outermost, the durable floor nearest. */
+        if (bench_contained(b, &f))
+                floors[n_floors++] = f;
+        if (bench_baseline(b, &f))
+                floors[n_floors++] = f;
         for (size_t i = 0; i < b->n; i++)
                 if (b->t[i].kind == TARGET_AGENT)
                         agents[n_agents++] = i;
         if (n_agents == 0) {
                 for (int k = 0; k < count && rc == 0; k++)
-                        rc = one_turn(b, base, big, ms ? &ms[base][k] : NULL);
+                        rc = floor_turns(b, floors, n_floors, true, 0, count, k, big, ms);
                 return rc;
         }
         for (int k0 = 0; k0 < count; k0 += TURN_BLOCK)
@@ -450,14 +489,15 @@ static int round_trips(Bench *b, int count, bool big, double **ms)
 
                         for (int k = k0; k < k0 + TURN_BLOCK && k < count; k++) {
                                 double *at = ms ? &ms[i][k] : NULL;
-                                double *bt = ms && have_base ? &ms[base][slot * count + k] : NULL;
 
-                                if (k % 2 == 0 && have_base)
-                                        rc = one_turn(b, base, big, bt);
+                                if (k % 2 == 0)
+                                        rc = floor_turns(b, floors, n_floors, true, slot, count, k,
+                                                         big, ms);
                                 if (rc == 0)
                                         rc = one_turn(b, i, big, at);
-                                if (rc == 0 && k % 2 == 1 && have_base)
-                                        rc = one_turn(b, base, big, bt);
+                                if (rc == 0 && k % 2 == 1)
+                                        rc = floor_turns(b, floors, n_floors, false, slot, count, k,
+                                                         big, ms);
                                 if (rc < 0)
                                         return rc;
                         }
@@ -557,15 +597,42 @@ static int stop_all(Bench *b)
                         rc = -EIO;
                 }
                 b->r.log_problems[i] =
-                        b->t[i].kind == TARGET_AGENT ? target_log_problems(&b->t[i]) : 0;
+                        b->t[i].kind != TARGET_BASELINE ? target_log_problems(&b->t[i]) : 0;
         }
+        return rc;
+}
+
+/* The 2 MiB plan's data, and data.bin for the floors' sha.sh: written in
+ * the first floor's directory, linked into the other's. */
+static int make_data(Bench *b)
+{
+        char *first = NULL, *path = NULL;
+        int rc = 0;
+
+        for (size_t i = 0; i < b->n && rc == 0; i++) {
+                if (b->t[i].kind == TARGET_AGENT)
+                        continue;
+                if (asprintf(&path, "%s/data.bin", b->t[i].dir) < 0)
+                        rc = -ENOMEM;
+                else if (!first) {
+                        first = path;
+                        path = NULL;
+                        rc = plans_make_data(&b->plans, first);
+                } else if (link(first, path) < 0) {
+                        rc = -errno;
+                }
+                free(path);
+                path = NULL;
+        }
+        if (rc == 0 && !first)
+                rc = plans_make_data(&b->plans, NULL);
+        free(first);
         return rc;
 }
 
 static int run(Bench *b)
 {
         double cpu[BENCH_MAX_TARGETS];
-        char *data_path = NULL;
         int rc;
 
         rc = report_alloc(&b->r, b->n, &b->o);
@@ -582,10 +649,7 @@ static int run(Bench *b)
         read_start_logs(b);
         report_starts(b);
 
-        if (strchr(b->o.only, 'b') && asprintf(&data_path, "%s/b/data.bin", b->workdir) < 0)
-                return -ENOMEM;
-        rc = plans_make_data(&b->plans, data_path);
-        free(data_path);
+        rc = make_data(b);
         if (rc < 0) {
                 fprintf(stderr, "bench-daemon: cannot make the 2 MiB file: %s\n", strerror(-rc));
                 return rc;
@@ -622,6 +686,7 @@ static int run(Bench *b)
                 return rc;
         report_memory(b);
         report_targets(b);
+        report_split(b);
         return 0;
 }
 

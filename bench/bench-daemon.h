@@ -9,12 +9,13 @@
 #include "bench-daemon-plan.h"
 #include "bench-daemon-target.h"
 
-#define BENCH_MAX_TARGETS 5
+#define BENCH_MAX_TARGETS 6
 
 typedef struct Options {
         int port, runs, big, burst, bursts, starts, gap_ms;
         const char *dir, *shm_dir, *only;
-        char *agent, *consumer, *config_extra;
+        char *agent, *consumer, *contained, *config_extra;
+        char *sandbox_helper; /* the agent's muranoagent-sandbox, for the contained floor */
         char *compare, *compare_extra; /* agent B: another build or configuration */
         char **wrap;
         bool debug, keep;
@@ -42,7 +43,7 @@ typedef struct Report {
 
 typedef struct Bench {
         Options o;
-        TargetSetup agent_setup, compare_setup, baseline_setup;
+        TargetSetup agent_setup, compare_setup, baseline_setup, contained_setup;
         Target t[BENCH_MAX_TARGETS];
         size_t n;
         char *workdir, *shmdir, *queue_prefix;
@@ -56,10 +57,11 @@ typedef struct Bench {
  * printed). */
 int options_parse(Options *o, int argc, char **argv);
 
-/* The agents take turns with the baseline one at a time (bench-daemon.c,
- * round_trips()), so the baseline handles count plans per agent; its
- * samples for the agent in slot k (the k-th agent) are at [k * count].
- * These say where things are. */
+/* The agents take turns with the floors one at a time (bench-daemon.c,
+ * round_trips()), so each floor (the durable floor, the baseline, and the
+ * contained floor) handles count plans per agent; its samples for the
+ * agent in slot k (the k-th agent) are at [k * count]. These say where
+ * things are. */
 static inline size_t bench_n_agents(const Bench *b)
 {
         size_t n = 0;
@@ -69,14 +71,24 @@ static inline size_t bench_n_agents(const Bench *b)
         return n;
 }
 
-static inline bool bench_baseline(const Bench *b, size_t *ret)
+static inline bool bench_find_kind(const Bench *b, TargetKind kind, size_t *ret)
 {
         for (size_t i = 0; i < b->n; i++)
-                if (b->t[i].kind == TARGET_BASELINE) {
+                if (b->t[i].kind == kind) {
                         *ret = i;
                         return true;
                 }
         return false;
+}
+
+static inline bool bench_baseline(const Bench *b, size_t *ret)
+{
+        return bench_find_kind(b, TARGET_BASELINE, ret);
+}
+
+static inline bool bench_contained(const Bench *b, size_t *ret)
+{
+        return bench_find_kind(b, TARGET_CONTAINED, ret);
 }
 
 static inline size_t bench_agent_slot(const Bench *b, size_t i)
@@ -108,3 +120,4 @@ void report_big(const Bench *b);
 void report_bursts(const Bench *b);
 void report_memory(const Bench *b);
 void report_targets(const Bench *b);
+void report_split(const Bench *b);

@@ -25,6 +25,7 @@
 
 #include "config/config.h"
 #include "journal/journal-calls.h"
+#include "proc/proc.h"
 
 typedef struct Runner Runner;
 
@@ -126,6 +127,31 @@ void runner_stop(Runner *r, unsigned grace_seconds);
  * -ESRCH when no plan with that ID runs; -ENOMEM. */
 #define RUNNER_CANCEL_ENDING 1
 int runner_cancel_plan(Runner *r, const char *plan_id, const char *by, char **ret_during);
+
+/* What held for a command run by runner_run_command(): it started in a
+ * cgroup of its own (with the run limits), and with an audit session of its
+ * own, through which what it left outside the cgroup is found and killed
+ * after it. False when the configuration or the kernel does not give it
+ * (the runner then logged why, as for a plan's script). */
+typedef struct RunnerContainment {
+        bool cgroup;
+        bool session;
+} RunnerContainment;
+
+/* Run one command as a plan's script call runs (runner-proc.c): its
+ * cgroup made and killed and removed, its audit session swept, the sandbox
+ * (the helper or the in-process steps, with rlimits and oom_score_adj),
+ * script_timeout and output_limit, the same log entries; but without a
+ * plan: no thread, no hand-off, no Body, no files. It blocks, running the
+ * loop until the command is over, so call it on the loop thread while no
+ * plan runs (-EBUSY otherwise), with nothing else to serve on the loop.
+ * id names the run (the log's plan ID, the cgroup's name). For
+ * bench-daemon's contained floor (bench/bench-daemon-contained.c), which
+ * prices the containment alone. Returns 0 with *ret filled (ret->failure
+ * set when the command did not run to its own end) and *ret_contained (may
+ * be NULL), or a negative errno. */
+int runner_run_command(Runner *r, const char *id, const ProcRequest *req, ProcResult *ret,
+                       RunnerContainment *ret_contained);
 
 /* Free an idle runner; its handles are closed on the loop, so run the loop
  * once more afterwards. Accepts NULL. */
