@@ -4,9 +4,9 @@
  * started meanwhile is accepted and runs once the removal is over. And for
  * runner_cancel_plan(): one result, ErrorCode 107, naming who asked and the
  * script that ran, after SIGTERM or, for a script that ignores it, SIGKILL
- * kill_grace later; and too late once the plan's result is made. The
- * sandbox is off, so that no cgroup or root is
- * needed. */
+ * kill_grace later; and too late once the plan's result is made. And for
+ * runner_run_command(), one command without a plan. The sandbox is off,
+ * so that no cgroup or root is needed. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -572,6 +572,46 @@ START_TEST(test_durable_planted)
 }
 END_TEST
 
+/* runner_run_command(): one command without a plan, on the loop thread,
+ * its output and exit code kept; with the sandbox off nothing contains it,
+ * and the answer says so. A program that cannot start is a failure of the
+ * result, not of the call. While a plan runs, the runner is busy. */
+START_TEST(test_run_command)
+{
+        const char *argv[] = {"/bin/sh", "-c", "echo out; echo err >&2; exit 3", NULL};
+        const char *missing[] = {"/nonexistent/program", NULL};
+        ProcRequest req = {.argv = argv,
+                           .cwd = fx.storage,
+                           .capture_stdout = true,
+                           .capture_stderr = true,
+                           .what = "script t"};
+        _cleanup_json_ json_t *plan = plan_new("first", "one");
+        RunnerContainment held = {.cgroup = true, .session = true};
+        ProcResult res = {0};
+
+        ck_assert_int_eq(runner_run_command(fx.runner, "cmd-1", &req, &res, &held), 0);
+        ck_assert_int_eq(res.exit_code, 3);
+        ck_assert_str_eq(res.out, "out\n");
+        ck_assert_str_eq(res.err, "err\n");
+        ck_assert_ptr_null(res.failure);
+        ck_assert(!held.cgroup);
+        ck_assert(!held.session);
+        proc_result_clear(&res);
+
+        req.argv = missing;
+        ck_assert_int_eq(runner_run_command(fx.runner, "cmd-2", &req, &res, NULL), 0);
+        ck_assert_int_eq(res.failure_kind, PROC_FAIL_SPAWN);
+        ck_assert_ptr_nonnull(res.failure);
+        proc_result_clear(&res);
+
+        req.argv = argv;
+        ck_assert_int_eq(runner_start(fx.runner, plan, NULL, NULL, on_done, (void *)"first"), 0);
+        ck_assert_int_eq(runner_run_command(fx.runner, "cmd-3", &req, &res, NULL), -EBUSY);
+        ck_assert_int_eq(uv_run(&fx.loop, UV_RUN_DEFAULT), 0);
+        ck_assert_int_eq(fx.n_done, 1);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_result_before_removal);
@@ -583,6 +623,7 @@ static void add_tests(TCase *tc)
         tcase_add_loop_test(tc, test_durable_ends, 0, (int)ELEMENTSOF(end_cases));
         tcase_add_test(tc, test_cancel_after_result);
         tcase_add_loop_test(tc, test_durable_planted, 0, 2);
+        tcase_add_test(tc, test_run_command);
 }
 
 int main(void)
