@@ -100,23 +100,23 @@ void report_intro(const Bench *b)
         for (size_t i = 0; i < b->n; i++) {
                 const Target *t = &b->t[i];
                 if (t->kind == TARGET_BASELINE)
-                        printf("  %-14s %s: prefetch 1; the plan logged and fdatasync()ed, ack, "
+                        printf("  %-15s %s: prefetch 1; the plan logged and fdatasync()ed, ack, "
                                "sh ./echo.sh, the result logged and fdatasync()ed, publish with "
                                "confirms\n",
                                t->name, b->o.consumer);
                 else if (t->kind == TARGET_CONTAINED)
-                        printf("  %-14s %s: the floor, its script run through the agent's "
+                        printf("  %-15s %s: the floor, its script run through the agent's "
                                "runner with the default configuration (cgroup, audit session "
                                "sweep, sandbox)\n",
                                t->name, b->o.contained);
                 else if (t->tag == 'e' || t->tag == 'c')
-                        printf("  %-14s %s%s%s, storage %s\n", t->name, b->compare_setup.program,
+                        printf("  %-15s %s%s%s, storage %s\n", t->name, b->compare_setup.program,
                                b->o.progress        ? " with progress events, nobody consuming"
                                : b->o.compare_extra ? " with --compare-config"
                                                     : ", defaults",
                                b->o.debug ? ", debug log" : "", t->storage);
                 else
-                        printf("  %-14s %s%s%s, storage %s\n", t->name, b->o.agent,
+                        printf("  %-15s %s%s%s, storage %s\n", t->name, b->o.agent,
                                b->o.config_extra ? " with --config-extra" : ", defaults",
                                b->o.debug ? ", debug log" : "", t->storage);
         }
