@@ -65,13 +65,15 @@ static char *agent_helper(const char *agent)
         int dir_len = slash ? (int)(slash - agent) : 1;
 
         for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
-                char *path = NULL;
+                char *path = NULL, *abs;
 
                 if (asprintf(&path, "%.*s/%s", dir_len, slash ? agent : ".", places[i]) < 0)
                         return NULL;
-                if (access(path, X_OK) == 0)
-                        return path;
+                /* Absolute: the contained floor runs in a directory of its own. */
+                abs = access(path, X_OK) == 0 ? realpath(path, NULL) : NULL;
                 free(path);
+                if (abs)
+                        return abs;
         }
         return NULL;
 }
