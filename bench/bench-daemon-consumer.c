@@ -40,7 +40,9 @@
  * The floor links librabbitmq only, so that its own start-up and memory are
  * those of a minimal C consumer; the contained floor adds the agent's core
  * library for its runner. It runs until SIGTERM (exit status 0, after
- * closing the connection) or until the connection fails (exit status 1). */
+ * closing the connection), or until the connection fails or a message
+ * cannot be handled as above (exit status 1): the contained floor stops so
+ * when a script could not be contained. */
 #include <amqp.h>
 #include <amqp_tcp_socket.h>
 #include <fcntl.h>
