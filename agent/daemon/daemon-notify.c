@@ -1,7 +1,8 @@
 /* systemd readiness and liveness, without libsystemd. Outside systemd
  * ($NOTIFY_SOCKET unset) every call is a cheap no-op. When the watchdog
  * pings go is daemon-watchdog.c's business; daemon_notify_send() is safe on
- * any thread (a socket of its own per datagram).
+ * any thread (a socket of its own per datagram, and nothing changes the
+ * environment once the daemon runs).
  *
  * sd_notify(3) ("NOTES") documents the protocol as stable and meant to be
  * reimplemented: one datagram holding the newline-separated assignments,
