@@ -427,10 +427,28 @@ static void on_storm(uv_timer_t *timer)
                 storm_sink += i;
 }
 
+/* TransportOptions.awake: calls from the I/O thread, never the loop's. */
+static unsigned awake_calls;
+static uv_thread_t loop_thread;
+
+static void on_awake(void *data)
+{
+        uv_thread_t self = uv_thread_self();
+
+        ck_assert_ptr_eq(data, &awake_calls);
+        ck_assert(!uv_thread_equal(&self, &loop_thread));
+        __atomic_add_fetch(&awake_calls, 1, __ATOMIC_RELAXED);
+}
+
 static void on_block(uv_timer_t *timer)
 {
+        unsigned before = __atomic_load_n(&awake_calls, __ATOMIC_RELAXED);
+
         /* The loop does nothing else for 3.5 heartbeats. */
         usleep(7 * 1000 * 1000);
+        /* The broker's heartbeats woke the I/O thread every second, and
+         * the hook rode on each wake-up. */
+        ck_assert_uint_ge(__atomic_load_n(&awake_calls, __ATOMIC_RELAXED) - before, 5);
 }
 
 START_TEST(test_heartbeats_while_loop_busy)
@@ -443,6 +461,9 @@ START_TEST(test_heartbeats_while_loop_busy)
 
         admin_declare(a, h->queue);
         o.heartbeat = 2;
+        o.awake = on_awake;
+        o.awake_data = &awake_calls;
+        loop_thread = uv_thread_self();
         h_start(h, &o);
         ck_assert(RUN_UNTIL(h, h->ready == 1, 10000));
         ck_assert_uint_eq(h->heartbeat, 2);

@@ -1,10 +1,11 @@
 /* Shared by the daemon's files: daemon.c (start, stop, signals, systemd,
  * transport callbacks), daemon-pump.c (the journal's order of work),
  * daemon-cancel.c (cancelling a plan, daemon-cancel.h),
- * daemon-work.c (its work items on the thread pool, daemon-work.h) and
- * daemon-notify.c (sd_notify). Everything here is touched on the loop
- * thread only, except what a uv_work_t's work callback reads and writes in
- * its own DaemonWork. */
+ * daemon-work.c (its work items on the thread pool, daemon-work.h),
+ * daemon-notify.c (sd_notify) and daemon-watchdog.c (systemd's watchdog).
+ * Everything here is touched on the loop thread only, except what a
+ * uv_work_t's work callback reads and writes in its own DaemonWork, and
+ * the DaemonWatchdog's atomics, which the transport's I/O thread shares. */
 #pragma once
 
 #include <jansson.h>
@@ -87,6 +88,18 @@ typedef struct DaemonTransportOps {
 
 extern const DaemonTransportOps daemon_transport_sys;
 
+/* systemd's watchdog (daemon-watchdog.c); all zero and off until
+ * daemon_watchdog_start() turns it on. */
+typedef struct DaemonWatchdog {
+        uv_loop_t *loop;
+        uint64_t interval_ns;  /* $WATCHDOG_USEC; 0 = off */
+        uint64_t last_ping_ns; /* atomic: uv_hrtime() of the last WATCHDOG=1 */
+        uint64_t busy_base_ns; /* atomic: the loop's busy time when it last waited */
+        int timer_fd;          /* the fallback's timerfd */
+        uv_prepare_t prepare;  /* runs before the loop waits */
+        uv_poll_t fallback;    /* on timer_fd */
+} DaemonWatchdog;
+
 typedef struct Daemon {
         uv_loop_t *loop;
         const Config *cfg;
@@ -99,7 +112,7 @@ typedef struct Daemon {
         uv_signal_t sigterm;
         uv_signal_t sigint;
         uv_signal_t sighup;
-        uv_timer_t watchdog;
+        DaemonWatchdog watchdog;
         uv_timer_t retry; /* re-runs the pump after a disk error or a nacked result */
         uv_timer_t trim;  /* gives the heap's free memory back once idle (daemon-pump.c) */
         uv_timer_t space; /* looks for room again while the storage is full (daemon-space.c) */
@@ -228,5 +241,18 @@ void daemon_notify_stopping(void);
  * $WATCHDOG_USEC) when the watchdog is on for this process, 0 when it is off
  * or meant for another ($WATCHDOG_PID), -EINVAL for a malformed variable. */
 int daemon_watchdog_usec(uint64_t *ret);
-/* Start WATCHDOG=1 pings at half the interval systemd asked for. */
-void daemon_watchdog_start(Daemon *d);
+
+/* daemon-watchdog.c: WATCHDOG=1 pings on the wake-ups the agent already
+ * has, while the loop is healthy, and a fallback timer when none comes in
+ * time. daemon_watchdog_start() turns them on, on the loop thread before
+ * it runs, when daemon_watchdog_usec() says so: 1 when on, 0 when off, or
+ * a negative errno (the watchdog is then off). The prepare and poll handles
+ * it starts do not keep the loop alive; daemon_watchdog_close() closes
+ * them, after the last daemon_watchdog_offer() (the transport stopped). */
+int daemon_watchdog_start(DaemonWatchdog *w, uv_loop_t *loop);
+void daemon_watchdog_close(DaemonWatchdog *w);
+/* A wake-up on any thread (data: the DaemonWatchdog): pings when the last
+ * ping is a quarter of the interval old and the loop is waiting, or busy
+ * for less than a quarter. Thread safe, never blocks, the transport's
+ * TransportOptions.awake. */
+void daemon_watchdog_offer(void *data);

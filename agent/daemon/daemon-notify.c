@@ -1,7 +1,8 @@
 /* systemd readiness and liveness, without libsystemd. Outside systemd
- * ($NOTIFY_SOCKET unset) every call is a cheap no-op. The watchdog is pinged
- * from a loop timer, so a wedged loop stops the pings and systemd restarts
- * the agent.
+ * ($NOTIFY_SOCKET unset) every call is a cheap no-op. When the watchdog
+ * pings go is daemon-watchdog.c's business; daemon_notify_send() is safe on
+ * any thread (a socket of its own per datagram, and nothing changes the
+ * environment once the daemon runs).
  *
  * sd_notify(3) ("NOTES") documents the protocol as stable and meant to be
  * reimplemented: one datagram holding the newline-separated assignments,
@@ -117,18 +118,4 @@ int daemon_watchdog_usec(uint64_t *ret)
                 return -EINVAL;
         *ret = v;
         return 1;
-}
-
-static void on_watchdog(uv_timer_t *t)
-{
-        (void)daemon_notify_send("WATCHDOG=1");
-}
-
-void daemon_watchdog_start(Daemon *d)
-{
-        uint64_t usec = 0;
-
-        if (daemon_watchdog_usec(&usec) <= 0)
-                return;
-        uv_timer_start(&d->watchdog, on_watchdog, 0, usec / 2000 ? usec / 2000 : 1);
 }

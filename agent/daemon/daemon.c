@@ -115,7 +115,7 @@ static void close_handles(Daemon *d)
         uv_close((uv_handle_t *)&d->sigterm, NULL);
         uv_close((uv_handle_t *)&d->sigint, NULL);
         uv_close((uv_handle_t *)&d->sighup, NULL);
-        uv_close((uv_handle_t *)&d->watchdog, NULL);
+        daemon_watchdog_close(&d->watchdog);
         uv_close((uv_handle_t *)&d->retry, NULL);
         uv_close((uv_handle_t *)&d->trim, NULL);
         uv_close((uv_handle_t *)&d->space, NULL);
@@ -275,6 +275,8 @@ static int open_journal(Daemon *d, const JournalOptions *jo)
 
 void daemon_begin(Daemon *d)
 {
+        int rc;
+
         /* A stop waits for the last plan's files to be removed too. */
         runner_set_idle_cb(d->runner, on_runner_idle, d);
         daemon_observe_init(d);
@@ -282,16 +284,20 @@ void daemon_begin(Daemon *d)
         uv_signal_init(d->loop, &d->sigterm);
         uv_signal_init(d->loop, &d->sigint);
         uv_signal_init(d->loop, &d->sighup);
-        uv_timer_init(d->loop, &d->watchdog);
         uv_timer_init(d->loop, &d->retry);
         uv_timer_init(d->loop, &d->trim);
         uv_timer_init(d->loop, &d->space);
-        d->sigterm.data = d->sigint.data = d->sighup.data = d->retry.data = d->watchdog.data = d;
+        d->sigterm.data = d->sigint.data = d->sighup.data = d->retry.data = d;
         d->trim.data = d->space.data = d;
         uv_signal_start(&d->sigterm, on_signal, SIGTERM);
         uv_signal_start(&d->sigint, on_signal, SIGINT);
         uv_signal_start(&d->sighup, on_signal, SIGHUP);
-        daemon_watchdog_start(d);
+        /* A malformed $WATCHDOG_USEC or $WATCHDOG_PID leaves the watchdog
+         * off, as sd_watchdog_enabled() did; a missing timerfd is worth a
+         * word, as systemd will then restart the agent. */
+        rc = daemon_watchdog_start(&d->watchdog, d->loop);
+        if (rc < 0 && rc != -EINVAL)
+                log_warning(NULL, "cannot start the systemd watchdog's pings: %s", strerror(-rc));
 }
 
 static int daemon_start(Daemon *d, const char *const *config_paths)
@@ -381,6 +387,8 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
                 return 1;
         }
         transport_options_from_config(&to, cfg);
+        to.awake = daemon_watchdog_offer;
+        to.awake_data = &d->watchdog;
         rc = transport_new(d->loop, &to, &daemon_transport_callbacks, d, &d->transport);
         if (rc < 0) {
                 log_error(NULL, "cannot prepare the transport: %s", strerror(-rc));

@@ -22,7 +22,9 @@
  * broker sends its own heartbeat every heartbeat/2, which wakes the thread,
  * so ours ride on those wake-ups and an idle connection costs the thread
  * two wake-ups per heartbeat and no timer of its own (docs/transport.md,
- * "Heartbeats"). A broker that sends nothing at all (not even heartbeats)
+ * "Heartbeats"). The owner's hook (TransportOptions.awake) runs on every
+ * wake-up too, so the daemon's watchdog pings cost no wake-up of their own.
+ * A broker that sends nothing at all (not even heartbeats)
  * for twice the heartbeat is declared gone. rabbitmq-c notices that in a
  * read; the thread also keeps the time of the last inbound byte itself, so
  * that the guarantee rests on code here and not on a detail of the
@@ -47,6 +49,13 @@
 static uint64_t now_ns(void)
 {
         return uv_hrtime();
+}
+
+/* The thread is awake, whatever woke it: the owner's hook rides on it. */
+static void io_awake(const Transport *t)
+{
+        if (t->opts.awake)
+                t->opts.awake(t->opts.awake_data);
 }
 
 static void wake_drain(int fd)
@@ -136,6 +145,7 @@ static bool io_sleep(Transport *t, uint64_t ms)
                 free_cmds(transport_take_cmds(t, &stop));
                 if (stop)
                         return true;
+                io_awake(t);
                 now = now_ns();
                 if (now >= deadline)
                         return false;
@@ -444,6 +454,7 @@ static int io_session(Transport *t, char **ret_reason, bool *ret_polite)
                 r = heartbeat_send(t, now, ret_reason);
                 if (r < 0)
                         return r;
+                io_awake(t);
                 r = poll(p, 2, session_timeout(io, now));
                 if (r < 0 && errno != EINTR)
                         return lost(ret_reason, -errno, "poll() failed: %s", strerror(errno));

@@ -53,6 +53,12 @@ typedef struct TransportOptions {
         uint64_t connect_timeout_ms;   /* TCP connect, TLS handshake, login, each RPC */
         uint64_t stop_confirm_ms;      /* transport_stop() waits this long for confirms */
         uint64_t max_body_size;        /* larger deliveries arrive with oversize set */
+        /* Called on the I/O thread whenever it is awake anyway (a frame, a
+         * command, its heartbeat, the end of a back-off), before it sleeps
+         * again; NULL for none. It must be thread safe, quick and never
+         * block. The daemon pings systemd's watchdog there. */
+        void (*awake)(void *data);
+        void *awake_data;
 } TransportOptions;
 
 #define TRANSPORT_RECONNECT_INITIAL_MS 1000
