@@ -8,9 +8,12 @@
  * host needs the helper (cgroup v1), stdout and stderr captured, then the
  * cgroup killed and removed and /proc swept for the run's session. The
  * runner's log entries for each script go to stderr, as the agent's go to
- * its log. So the contained floor gives a script what the agent gives it,
- * and the difference between the two floors is the price of that
- * containment.
+ * its log. The command is the agent's for an Application script,
+ * /bin/sh -c './"echo.sh" ' (agent/exec/exec-app.c: the reference's form,
+ * one shell more than the floor's `sh ./echo.sh`), so that what the script
+ * sees is what the agent gives it too. So the contained floor gives a
+ * script what the agent gives it, and the difference between the two
+ * floors is the price of that containment and of that shell.
  *
  * A run that was not contained stops the consumer (exit status 1): no
  * cgroup (none usable, or one that could not be made) or no audit session
@@ -67,8 +70,8 @@ int consumer_script_setup(void)
 
 int consumer_script_run(const char *id, const char *script, char *out, size_t size)
 {
-        char path[64], what[80];
-        const char *argv[] = {"/bin/sh", path, NULL};
+        char command[64], what[80];
+        const char *argv[] = {"/bin/sh", "-c", command, NULL};
         ProcRequest req = {.argv = argv,
                            .cwd = cwd,
                            .capture_stdout = true,
@@ -79,7 +82,7 @@ int consumer_script_run(const char *id, const char *script, char *out, size_t si
         size_t len;
         int rc;
 
-        snprintf(path, sizeof(path), "./%s", script);
+        snprintf(command, sizeof(command), "./\"%s\" ", script);
         snprintf(what, sizeof(what), "script %s", script);
         rc = runner_run_command(runner, id, &req, &res, &held);
         if (rc < 0) {
