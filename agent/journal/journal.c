@@ -135,6 +135,14 @@ static int recover_slot(Journal *j, int fd, JournalIndexEntry *e)
                 e->slot = true;
                 return 0;
         }
+        /* A journal without seals (its storage moved to a file system
+         * without extended attributes) cannot tell a whole text from one
+         * a crash tore: no result, as when the crash came before it. */
+        if (!j->sealed) {
+                if (j->ops.unlinkat(fd, JOURNAL_RESULT_SLOT, 0) == 0)
+                        j->report.n_temp_removed++;
+                return 0;
+        }
         /* No fsync: a power loss puts it back in the slot, found again. */
         if (j->ops.renameat(fd, JOURNAL_RESULT_SLOT, fd, JOURNAL_RESULT_FILE) < 0)
                 return -errno;
