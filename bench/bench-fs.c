@@ -1,8 +1,10 @@
 /* What a file system charges for the file operations one plan needs, in
- * the order the agent makes them: the journal's entry (plan.json written
- * under a temporary name, fsync'd, renamed, the directories fsync'd), the
- * `running` mark, the plan's files (a cache directory, a script file, a
- * script folder with a symlink to it), result.json, and the removals.
+ * the order the agent makes them: the journal's entry (the result's empty
+ * slot, plan.json written under a temporary name, fsync'd, renamed, the
+ * directories fsync'd), the `running` mark, the plan's files (a cache
+ * directory, a script file, a script folder with a symlink to it), the
+ * result written into its slot, fsync'd and renamed to result.json, and
+ * the removals.
  * Each operation is timed alone, N times, with a pause between plans as
  * a real agent has; the table gives medians, and the sum of the ones on
  * the engine's round trip. It is the floor under the daemon's round trip
@@ -25,6 +27,7 @@
 
 enum {
         OP_MKDIR_ENTRY,
+        OP_CREATE_SLOT,
         OP_WRITE_PLAN,
         OP_FSYNC_PLAN,
         OP_RENAME_PLAN,
@@ -39,7 +42,6 @@ enum {
         OP_WRITE_RESULT,
         OP_FSYNC_RESULT,
         OP_RENAME_RESULT,
-        OP_FSYNC_ENTRY2,
         OP_REMOVE_FILES,
         OP_REMOVE_ENTRY,
         N_OPS
@@ -50,6 +52,7 @@ static const struct {
         bool round_trip; /* the engine waits for it */
 } ops[N_OPS] = {
         {"mkdir plans/<ts>", true},
+        {"create .result (empty)", true},
         {"create + write .plan.json.tmp (645 B)", true},
         {"fsync .plan.json.tmp", true},
         {"rename to plan.json", true},
@@ -61,10 +64,9 @@ static const struct {
         {"create + write files/<id>/f (21 B)", true},
         {"mkdir files/<id>/script", true},
         {"symlink script/echo.sh (absolute)", true},
-        {"create + write .result.json.tmp (300 B)", true},
-        {"fsync .result.json.tmp", true},
+        {"write .result (300 B)", true},
+        {"fsync .result", true},
         {"rename to result.json", true},
-        {"fsync plans/<ts>", true},
         {"remove files/<id> (3 unlinks, 2 rmdirs)", false},
         {"remove plans/<ts> (3 unlinks, rmdir)", false},
 };
@@ -75,13 +77,15 @@ static void die(const char *what)
         exit(1);
 }
 
-static int write_new(int dirfd, const char *name, size_t len)
+/* len bytes written into dirfd/name, a new file (O_CREAT | O_EXCL) or
+ * an existing one (O_TRUNC). */
+static int write_at(int dirfd, const char *name, int flags, size_t len)
 {
         char buf[1024];
         int fd;
 
         memset(buf, 'x', sizeof(buf));
-        fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | flags, 0600);
         if (fd < 0 || write(fd, buf, len) != (ssize_t)len)
                 die(name);
         return fd;
@@ -108,7 +112,9 @@ static void one_plan(int plans_fd, int files_fd, const char *files_path, int i, 
         entry_fd = openat(plans_fd, ts, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (entry_fd < 0)
                 die("open entry");
-        TIMED(OP_WRITE_PLAN, fd = write_new(entry_fd, ".plan.json.tmp", 645));
+        TIMED(OP_CREATE_SLOT, fd = write_at(entry_fd, ".result", O_CREAT | O_EXCL, 0));
+        close(fd);
+        TIMED(OP_WRITE_PLAN, fd = write_at(entry_fd, ".plan.json.tmp", O_CREAT | O_EXCL, 645));
         TIMED(OP_FSYNC_PLAN, if (fsync(fd) < 0) die("fsync"));
         close(fd);
         TIMED(OP_RENAME_PLAN,
@@ -123,7 +129,7 @@ static void one_plan(int plans_fd, int files_fd, const char *files_path, int i, 
         cache_fd = openat(files_fd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (cache_fd < 0)
                 die("open cache");
-        TIMED(OP_WRITE_SCRIPT, fd = write_new(cache_fd, "f", 21));
+        TIMED(OP_WRITE_SCRIPT, fd = write_at(cache_fd, "f", O_CREAT | O_EXCL, 21));
         close(fd);
         TIMED(OP_MKDIR_FOLDER, if (mkdirat(cache_fd, "script", 0755) < 0) die("mkdir"));
         folder_fd = openat(cache_fd, "script", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -133,12 +139,11 @@ static void one_plan(int plans_fd, int files_fd, const char *files_path, int i, 
                 die("path too long");
         TIMED(OP_SYMLINK, if (symlinkat(target, folder_fd, "echo.sh") < 0) die("symlink"));
 
-        TIMED(OP_WRITE_RESULT, fd = write_new(entry_fd, ".result.json.tmp", 300));
+        TIMED(OP_WRITE_RESULT, fd = write_at(entry_fd, ".result", O_TRUNC, 300));
         TIMED(OP_FSYNC_RESULT, if (fsync(fd) < 0) die("fsync"));
         close(fd);
-        TIMED(OP_RENAME_RESULT, if (renameat(entry_fd, ".result.json.tmp", entry_fd,
-                                             "result.json") < 0) die("rename"));
-        TIMED(OP_FSYNC_ENTRY2, if (fsync(entry_fd) < 0) die("fsync"));
+        TIMED(OP_RENAME_RESULT,
+              if (renameat(entry_fd, ".result", entry_fd, "result.json") < 0) die("rename"));
 
         TIMED(OP_REMOVE_FILES, if (unlinkat(folder_fd, "echo.sh", 0) < 0 ||
                                    unlinkat(cache_fd, "script", AT_REMOVEDIR) < 0 ||

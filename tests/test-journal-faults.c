@@ -22,10 +22,12 @@ START_TEST(test_order)
         fx.log = true;
         put_simple(j, ts);
         /* The plan is whole before it has its name; the name and the new
-         * entry are durable before the call returns (and the ack). */
+         * entry are durable before the call returns (and the ack). So is
+         * the name of the result's empty slot, at no cost. */
         assert_trace("clock\n"
                      "mkdirat plans/<ts>\n"
                      "openat plans/<ts>\n"
+                     "openat plans/<ts>/.result\n"
                      "openat plans/<ts>/.plan.json.tmp\n"
                      "write plans/<ts>/.plan.json.tmp\n"
                      "fsync plans/<ts>/.plan.json.tmp\n"
@@ -48,8 +50,28 @@ START_TEST(test_order)
                      "renameat plans/.stamp.tmp plans/stamp\n",
                      ts);
 
+        /* The result goes into the slot, whose name is durable: its
+         * fsync is the one it needs. The rename gives the reference's
+         * name; a power loss may undo it, and journal_open() takes a
+         * whole slot for the result (test_slot_states). */
         ck_assert_int_eq(journal_put_result(j, ts, TEXT, strlen(TEXT), NULL), 0);
         assert_trace("openat plans/<ts>\n"
+                     "openat plans/<ts>/.result\n"
+                     "write plans/<ts>/.result\n"
+                     "fsync plans/<ts>/.result\n"
+                     "renameat plans/<ts>/.result plans/<ts>/result.json\n",
+                     ts);
+        ck_assert(!exists_ts("plans/<ts>/.result", ts));
+
+        /* An entry without a slot (an earlier version's) takes the way
+         * through a temporary file, as before. */
+        put_simple(j, ts);
+        ck_assert_int_eq(journal_begin(j, ts, NULL), 0);
+        unlink_rel_ts("plans/<ts>/.result", ts);
+        strbuf_reset(&fx.trace);
+        ck_assert_int_eq(journal_put_result(j, ts, TEXT, strlen(TEXT), NULL), 0);
+        assert_trace("openat plans/<ts>\n"
+                     "openat plans/<ts>/.result\n"
                      "openat plans/<ts>/.result.json.tmp\n"
                      "write plans/<ts>/.result.json.tmp\n"
                      "fsync plans/<ts>/.result.json.tmp\n"
@@ -61,7 +83,7 @@ END_TEST
 
 /* --- failures ----------------------------------------------------------- */
 
-/* put_plan: each of its 9 file operations fails in turn (the 10th case
+/* put_plan: each of its 10 file operations fails in turn (the 11th case
  * fails nothing). The message must not be acked, and nothing is left. */
 START_TEST(test_put_fails)
 {
@@ -74,7 +96,7 @@ START_TEST(test_put_fails)
         fx.calls = 0;
         fx.fail_at = _i + 1;
         r = journal_put_plan(j, "{}", 2, NULL, 0, "id", NULL, ts);
-        if (_i == 9) {
+        if (_i == 10) {
                 ck_assert_int_eq(r, 0);
                 return;
         }
@@ -103,7 +125,7 @@ START_TEST(test_put_enospc)
         char ts[JOURNAL_TS_MAX];
 
         fx.calls = 0;
-        fx.fail_at = 5; /* the write */
+        fx.fail_at = 6; /* the write */
         fx.fail_errno = ENOSPC;
         ck_assert_int_eq(journal_put_plan(j, "{}", 2, NULL, 0, "id", NULL, ts), -ENOSPC);
         dir = plans_dir();
@@ -111,13 +133,17 @@ START_TEST(test_put_enospc)
 }
 END_TEST
 
-/* put_result: 6 file operations. On failure the entry keeps running with
- * no result.json and no temporary file; a retry stores it. */
+/* put_result: 5 file operations into the slot, 7 through a temporary
+ * file for an entry without one (cases 6 to 13). On failure the entry
+ * keeps running with no result.json, no temporary file and an empty slot
+ * (an empty slot is no result, whatever its seal); a retry stores it. */
 START_TEST(test_result_fails)
 {
         JournalOptions o = JOURNAL_OPTIONS_DEFAULT;
         _cleanup_(journal_freep) Journal *j = NULL;
         _cleanup_free_ char *text = NULL;
+        bool slot = _i < 6;
+        int k = slot ? _i : _i - 6, n_ops = slot ? 5 : 7;
         char ts[JOURNAL_TS_MAX];
         size_t len;
         int r;
@@ -129,22 +155,37 @@ START_TEST(test_result_fails)
         j = open_with(&o);
         put_simple(j, ts);
         ck_assert_int_eq(journal_begin(j, ts, NULL), 0);
+        if (!slot)
+                unlink_rel_ts("plans/<ts>/.result", ts);
         fx.log = true;
         fx.calls = 0;
-        fx.fail_at = _i + 1;
+        fx.fail_at = k + 1;
         r = journal_put_result(j, ts, TEXT, strlen(TEXT), NULL);
-        if (_i == 6) {
+        if (k == n_ops) {
                 ck_assert_int_eq(r, 0);
+                ck_assert(!exists_ts("plans/<ts>/.result", ts));
                 return;
         }
         ck_assert_int_eq(r, -fx.failed_errno);
         assert_entries_ts(j, "<ts>:running", ts);
         ck_assert(!exists_ts("plans/<ts>/result.json", ts));
         ck_assert(!exists_ts("plans/<ts>/.result.json.tmp", ts));
+        if (slot) {
+                text = slurp_rel_ts("plans/<ts>/.result", ts);
+                ck_assert_str_eq(text, "");
+                free(text);
+                text = NULL;
+        }
+        /* What a new start makes of it: the plan was interrupted. */
+        fx.log = false;
+        j = journal_free(j);
+        j = open_with(&o);
+        assert_entries_ts(j, "<ts>:interrupted", ts);
         fx.fail_at = 0;
         ck_assert_int_eq(journal_put_result(j, ts, TEXT, strlen(TEXT), NULL), 0);
         ck_assert_int_eq(journal_load_result(j, ts, &text, &len), 0);
         ck_assert_str_eq(text, TEXT);
+        ck_assert(!exists_ts("plans/<ts>/.result", ts));
 }
 END_TEST
 
@@ -473,9 +514,16 @@ static void loss_child(int k)
                 if (i == 1)
                         continue;
                 for (int m = i == 2 ? 1 : 0; m <= i; m++) {
+                        _cleanup_free_ char *sp = pathf("stored");
+
                         ck_assert_int_eq(
                                 journal_put_result(crash_journal, ts[m], TEXT, strlen(TEXT), NULL),
                                 0);
+                        /* The entry whose result is stored, until its removal. */
+                        f = fopen(sp, "w");
+                        ck_assert_ptr_nonnull(f);
+                        fputs(ts[m], f);
+                        fclose(f);
                         ck_assert_int_eq(journal_remove(crash_journal, ts[m], m != 1), 0);
                 }
         }
@@ -503,6 +551,26 @@ START_TEST(test_power_loss)
                 accepted = atoi(acc);
         }
         j = open_test();
+        /* A result stored is found whole while its entry is there, in
+         * the slot its rename left or not, and so is any result found. */
+        {
+                _cleanup_free_ JournalEntry *v = NULL;
+                _cleanup_free_ char *stored = exists("stored") ? slurp_rel("stored") : NULL;
+                size_t n = 0;
+
+                ck_assert_int_eq(journal_list(j, &v, &n), 0);
+                for (size_t i = 0; i < n; i++) {
+                        _cleanup_free_ char *text = NULL;
+                        size_t len;
+
+                        if (stored && streq(stored, v[i].ts))
+                                ck_assert_int_eq(v[i].state, JOURNAL_RESULT);
+                        if (v[i].state != JOURNAL_RESULT)
+                                continue;
+                        ck_assert_int_eq(journal_load_result(j, v[i].ts, &text, &len), 0);
+                        ck_assert_str_eq(text, TEXT);
+                }
+        }
         ck_assert_int_ge(journal_last_stamp(j), accepted);
         ck_assert_int_le(journal_last_stamp(j), 12);
         if (WEXITSTATUS(status) == 3)
@@ -517,15 +585,109 @@ START_TEST(test_power_loss)
 }
 END_TEST
 
+/* --- the result slot: what a crash or a planted file leaves in it ------ */
+
+/* Every state of .result a crash can leave (or a process without the key
+ * can make), found by a new start: empty (no result: the plan was
+ * interrupted), whole and sealed before its rename (the result, given its
+ * name), a text that fails its seal (sealed for another entry, or not
+ * sealed: a crash between the write and the seal, or planted: quarantined
+ * as a forged result.json, and the plan answered), a slot beside
+ * result.json (a leftover), and no regular file (a FIFO: no slot, the
+ * result takes the temporary file, and nothing hangs). */
+START_TEST(test_slot_states)
+{
+        _cleanup_(journal_freep) Journal *j = open_with(NULL);
+        char ts[6][JOURNAL_TS_MAX];
+        char rel[64];
+        const JournalOpenReport *rep;
+
+        for (int i = 0; i < 6; i++) {
+                put_simple(j, ts[i]);
+                ck_assert_int_eq(journal_begin(j, ts[i], NULL), 0);
+        }
+        j = journal_free(j);
+        snprintf(rel, sizeof(rel), "plans/%s/.result", ts[1]);
+        put_file(rel, TEXT);
+        seal_rel(rel, "result.json", ts[1]);
+        snprintf(rel, sizeof(rel), "plans/%s/.result", ts[2]);
+        put_file(rel, TEXT);
+        seal_rel(rel, "result.json", ts[1]);
+        snprintf(rel, sizeof(rel), "plans/%s/.result", ts[3]);
+        put_file(rel, TEXT);
+        snprintf(rel, sizeof(rel), "plans/%s/result.json", ts[4]);
+        put_file(rel, TEXT);
+        seal_rel(rel, "result.json", ts[4]);
+        snprintf(rel, sizeof(rel), "plans/%s/.result", ts[4]);
+        put_file(rel, "{\"SourceID\": \"s1\", \"Body\": \"stale\"}");
+        snprintf(rel, sizeof(rel), "plans/%s/.result", ts[5]);
+        unlink_rel_ts("plans/<ts>/.result", ts[5]);
+        {
+                _cleanup_free_ char *p = pathf("%s", rel);
+                ck_assert_int_eq(mkfifo(p, 0600), 0);
+        }
+
+        j = open_with(NULL);
+        rep = journal_open_report(j);
+        ck_assert_uint_eq(rep->n_interrupted, 2);
+        ck_assert_uint_eq(rep->n_temp_removed, 1);
+        {
+                _cleanup_free_ char *want = NULL;
+                ck_assert_int_ge(asprintf(&want,
+                                          "%s:interrupted %s:result %s:result %s:result "
+                                          "%s:result %s:interrupted",
+                                          ts[0], ts[1], ts[2], ts[3], ts[4], ts[5]),
+                                 0);
+                assert_entries(j, want);
+        }
+        for (int i = 1; i < 5; i++) {
+                _cleanup_(journal_result_freep) JournalResult *r = NULL;
+
+                ck_assert(!exists_ts("plans/<ts>/.result", ts[i]));
+                ck_assert(exists_ts("plans/<ts>/result.json", ts[i]));
+                if (i == 2 || i == 3) {
+                        ck_assert_int_eq(journal_get_result(j, ts[i], &r), JOURNAL_FORGED);
+                        ck_assert_int_eq(journal_remove(j, ts[i], false), 0);
+                        ck_assert(exists_ts("plans/quarantine/<ts>.result.json", ts[i]));
+                        /* The plan stays, interrupted, and is answered. */
+                        ck_assert(exists_ts("plans/<ts>/plan.json", ts[i]));
+                        ck_assert_int_eq(journal_put_result(j, ts[i], TEXT, strlen(TEXT), NULL), 0);
+                } else {
+                        ck_assert_int_eq(journal_get_result(j, ts[i], &r), 0);
+                        ck_assert_str_eq(r->text, TEXT);
+                }
+        }
+        ck_assert_int_eq(journal_put_result(j, ts[0], TEXT, strlen(TEXT), NULL), 0);
+        ck_assert(!exists_ts("plans/<ts>/.result", ts[0]));
+        ck_assert_int_eq(journal_put_result(j, ts[5], TEXT, strlen(TEXT), NULL), 0);
+        for (int i = 0; i < 6; i++) {
+                _cleanup_free_ char *text = NULL;
+                size_t len;
+
+                ck_assert_int_eq(journal_load_result(j, ts[i], &text, &len), 0);
+                ck_assert_str_eq(text, TEXT);
+                ck_assert_int_eq(journal_remove(j, ts[i], i == 0), 0);
+        }
+        /* And a new start reads the same. */
+        j = journal_free(j);
+        j = open_with(NULL);
+        {
+                _cleanup_free_ char *dir = plans_dir();
+                ck_assert_str_eq(dir, "done quarantine");
+        }
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_order);
-        tcase_add_loop_test(tc, test_put_fails, 0, 10);
+        tcase_add_loop_test(tc, test_put_fails, 0, 11);
         tcase_add_test(tc, test_put_enospc);
-        tcase_add_loop_test(tc, test_result_fails, 0, 7);
+        tcase_add_loop_test(tc, test_result_fails, 0, 14);
         tcase_add_loop_test(tc, test_begin_fails, 0, 7);
         tcase_add_loop_test(tc, test_crash, 0, CRASH_N_OPS * CRASH_STEPS);
         tcase_add_test(tc, test_settle);
+        tcase_add_test(tc, test_slot_states);
         tcase_add_loop_test(tc, test_power_loss, 0, LOSS_STEPS);
 }
 

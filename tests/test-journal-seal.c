@@ -90,7 +90,7 @@ START_TEST(test_moved_or_altered_plan)
         ck_assert_int_eq(rename(from, to), 0);
         free(to);
         to = pathf("plans/%s", a);
-        ck_assert_int_eq(rmdir(to), 0);
+        rm_rf(to);
         j = open_with(NULL);
         ck_assert_int_eq(journal_load_plan(j, b, &p, NULL), JOURNAL_FORGED);
         j = journal_free(j);

@@ -56,6 +56,7 @@ static struct {
         int stamp_durable;      /* what a power loss leaves: 0 absent, 1 text, 2 damaged */
         char stamp_text[32];    /* the text, when 1 */
         char running[PATH_MAX]; /* an entry whose `running` is not yet durable, or "" */
+        char renamed[PATH_MAX]; /* an entry whose slot's rename to result.json is not, or "" */
 } fx;
 
 static Journal *crash_journal _unused_; /* reachable at a crash, for valgrind */
@@ -100,9 +101,10 @@ static inline char *pathf(const char *fmt, ...)
  * its last fsync, and a write in place since then counts as damage at the
  * next fsync of plans/ (worse than the old or the new text a device leaves
  * of a write within one sector); a `running` whose directory was not
- * fsync'd since it was made is gone. Everything else is taken as durable at
- * once, which is the worst case for the stamp: removals, which take
- * plans away, are never undone. */
+ * fsync'd since it was made is gone, and so is the name result.json that
+ * a result slot was renamed to since (the slot is back). Everything else
+ * is taken as durable at once, which is the worst case for the stamp:
+ * removals, which take plans away, are never undone. */
 static inline void power_loss(void)
 {
         _cleanup_free_ char *sp = pathf("plans/stamp");
@@ -110,6 +112,11 @@ static inline void power_loss(void)
         if (fx.running[0]) {
                 _cleanup_free_ char *rp = pathf("%s/running", fx.running);
                 (void)unlink(rp);
+        }
+        if (fx.renamed[0]) {
+                _cleanup_free_ char *from = pathf("%s/result.json", fx.renamed);
+                _cleanup_free_ char *to = pathf("%s/.result", fx.renamed);
+                (void)rename(from, to);
         }
         if (fx.stamp_durable == 0) {
                 (void)unlink(sp);
@@ -137,6 +144,12 @@ static inline void model(const char *op, int fd, const char *path, const char *p
                 fx.tmp_synced = true;
         if (streq(op, "fsync") && streq(a, fx.running))
                 fx.running[0] = '\0';
+        if (streq(op, "fsync") && streq(a, fx.renamed))
+                fx.renamed[0] = '\0';
+        if (streq(op, "slot") && strlen(a) > 8) {
+                snprintf(fx.renamed, sizeof(fx.renamed), "%s", a);
+                fx.renamed[strlen(a) - 8] = '\0';
+        }
         if (streq(op, "write") && streq(a, "plans/stamp"))
                 fx.stamp_synced = false;
         if ((streq(op, "fsync") && streq(a, "plans")) ||
@@ -249,6 +262,8 @@ static inline int t_renameat(int olddirfd, const char *oldpath, int newdirfd, co
         if (step(NULL, -1, NULL, NULL, EIO) || renameat(olddirfd, oldpath, newdirfd, newpath) < 0)
                 return -1;
         model("renameat", newdirfd, newpath, newpath);
+        if (streq(oldpath, ".result"))
+                model("slot", olddirfd, oldpath, NULL);
         return 0;
 }
 
@@ -524,6 +539,20 @@ static inline char *slurp_rel(const char *rel)
         _cleanup_free_ char *p = pathf("%s", rel);
 
         return slurp(p, NULL);
+}
+
+static inline char *slurp_rel_ts(const char *fmt, const char *ts)
+{
+        _cleanup_free_ char *rel = expand(fmt, ts);
+
+        return slurp_rel(rel);
+}
+
+static inline void unlink_rel_ts(const char *fmt, const char *ts)
+{
+        _cleanup_free_ char *rel = expand(fmt, ts), *p = pathf("%s", rel);
+
+        ck_assert_int_eq(unlink(p), 0);
 }
 
 static inline void assert_trace(const char *fmt, const char *ts)

@@ -120,7 +120,8 @@ static bool entry_look(Journal *j, const char *ts, JournalIndexEntry *ret)
                 return false;
         *ret = (JournalIndexEntry){.plan = entry_has(j, ts, JOURNAL_PLAN_FILE),
                                    .running = entry_has(j, ts, JOURNAL_RUNNING_FILE),
-                                   .result = entry_has(j, ts, JOURNAL_RESULT_FILE)};
+                                   .result = entry_has(j, ts, JOURNAL_RESULT_FILE),
+                                   .slot = entry_has(j, ts, JOURNAL_RESULT_SLOT)};
         return true;
 }
 
@@ -144,6 +145,7 @@ void journal_index_probe(Journal *j, const char *ts)
         if (!known && e->running)
                 e->stamp = JOURNAL_STAMP_UNKNOWN;
         e->result = look.result;
+        e->slot = look.slot;
         e->id_known = false;
         journal_index_keep(j, e, NULL);
 out:

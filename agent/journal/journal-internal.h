@@ -22,6 +22,11 @@
 #define JOURNAL_PLAN_TMP   ".plan.json.tmp"
 #define JOURNAL_RESULT_TMP ".result.json.tmp"
 #define JOURNAL_STAMP_TMP  ".stamp.tmp"
+/* The result's slot: an empty file journal_put_plan() makes in a sealed
+ * journal, whose name is durable with plan.json's; journal_put_result()
+ * writes the result into it, fsyncs it and renames it to result.json
+ * (journal_write_slot()). */
+#define JOURNAL_RESULT_SLOT ".result"
 /* journal-seal.c: the key, in <storage> beside plans/ (hide_agent masks
  * both), the attribute that carries a file's seal, and where refused
  * files go (no entry name: neither agent takes it for one). */
@@ -76,6 +81,7 @@ typedef struct JournalIndexEntry {
         bool running; /* running exists */
         bool result;  /* result.json exists */
         bool begun;   /* journal_begin() marked it in this process: RUNNING, not INTERRUPTED */
+        bool slot;    /* a regular .result is there (JOURNAL_RESULT_SLOT), empty */
         /* The Stamp its plan.json holds and that journal_begin() took for
          * it (JOURNAL_STAMP_NONE, JOURNAL_STAMP_UNKNOWN): while the entry
          * keeps plan.json and `running`, it is the copy of that stamp
@@ -224,6 +230,16 @@ int journal_write_fd(Journal *j, int fd, const void *data, size_t len);
  * 0 or -errno. */
 int journal_write_replace(Journal *j, int dirfd, const char *tmp, const char *name,
                           const void *data, size_t len, const char *seal);
+
+/* Write data into dirfd/slot, an existing empty file whose name is
+ * durable, sealed as seal's result, fsync it, and rename it to name with
+ * no fsync of dirfd: the name slot was durable before, so the one fsync
+ * makes the text durable, under slot or under name (journal_open() takes
+ * a whole slot for the result). Returns 0; 1 when there is no slot (not
+ * there, or no regular file), with nothing done; or -errno, with slot
+ * empty again (or removed when it cannot be emptied). */
+int journal_write_slot(Journal *j, int dirfd, const char *slot, const char *name, const void *data,
+                       size_t len, const char *seal);
 
 /* Whether dirfd/path exists (following symlinks, as Python's
  * os.path.exists does). */

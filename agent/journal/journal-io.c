@@ -210,6 +210,37 @@ int journal_write_atomic(Journal *j, int dirfd, const char *tmp, const char *nam
         return journal_write_atomic_with(j, dirfd, tmp, name, fill_bytes, &b, undo, seal);
 }
 
+int journal_write_slot(Journal *j, int dirfd, const char *slot, const char *name, const void *data,
+                       size_t len, const char *seal)
+{
+        Bytes b = {data, len};
+        struct stat st;
+        int fd, r;
+
+        /* O_NONBLOCK: a FIFO planted under the slot's name must not hang
+         * the call; it is no slot. */
+        fd = j->ops.openat(dirfd, slot, O_WRONLY | O_TRUNC | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW,
+                           0);
+        if (fd < 0)
+                return errno == ENOENT || errno == ELOOP || errno == EISDIR || errno == ENXIO
+                               ? 1
+                               : -errno;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                close(fd);
+                return 1;
+        }
+        r = fill_sealed(j, fd, fill_bytes, &b, name, seal);
+        if (r == 0)
+                r = journal_sync(j, fd);
+        if (r == 0 && j->ops.renameat(dirfd, slot, dirfd, name) < 0)
+                r = -errno;
+        /* Failed: no result. An empty slot is none, whatever its seal. */
+        if (r < 0 && j->ops.ftruncate(fd, 0) < 0)
+                (void)j->ops.unlinkat(dirfd, slot, 0);
+        close(fd);
+        return r;
+}
+
 bool journal_exists_at(Journal *j, int dirfd, const char *path)
 {
         return j->ops.faccessat(dirfd, path, F_OK, 0) == 0;

@@ -271,6 +271,25 @@ static bool hold_free(Journal *j)
         return free_;
 }
 
+/* In a sealed journal, the new entry's empty result slot: its name
+ * becomes durable with plan.json's, at the fsync of the entry, so that
+ * journal_put_result() needs one fsync (journal_write_slot()). Without
+ * seals nothing tells a whole slot from one a crash tore, and results
+ * take the way through a temporary file. Returns 0 or -errno. */
+static int slot_create(Journal *j, int entry_fd)
+{
+        int fd;
+
+        if (!j->sealed)
+                return 0;
+        fd = j->ops.openat(entry_fd, JOURNAL_RESULT_SLOT,
+                           O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return -errno;
+        close(fd);
+        return 0;
+}
+
 static int put_plan(Journal *j, const void *body, size_t body_len, char **owned, const void *sig,
                     size_t sig_len, const char *msg_id, const char *reply_to,
                     char ret_ts[JOURNAL_TS_MAX])
@@ -311,6 +330,9 @@ static int put_plan(Journal *j, const void *body, size_t body_len, char **owned,
                 r = entry_fd;
                 goto fail;
         }
+        r = slot_create(j, entry_fd);
+        if (r < 0)
+                goto fail;
         r = journal_write_atomic_with(j, entry_fd, JOURNAL_PLAN_TMP, JOURNAL_PLAN_FILE, plan_fill,
                                       &po, true, ts);
         if (r < 0)
@@ -331,6 +353,7 @@ static int put_plan(Journal *j, const void *body, size_t body_len, char **owned,
         if (e) {
                 e->plan = true;
                 e->ours = true;
+                e->slot = j->sealed;
                 if (held) {
                         j->held = TAKE_PTR(held);
                         snprintf(j->held_ts, sizeof(j->held_ts), "%s", ts);
@@ -343,8 +366,11 @@ static int put_plan(Journal *j, const void *body, size_t body_len, char **owned,
 fail:
         /* The message will not be acked and comes again: leave no entry
          * that would run it twice. */
-        if (entry_fd >= 0)
+        if (entry_fd >= 0) {
                 (void)j->ops.unlinkat(entry_fd, JOURNAL_PLAN_FILE, 0);
+                if (j->sealed)
+                        (void)j->ops.unlinkat(entry_fd, JOURNAL_RESULT_SLOT, 0);
+        }
         (void)j->ops.unlinkat(j->plans_fd, ts, AT_REMOVEDIR);
         /* Normally gone; if the clean-up failed too, the index must show
          * the plan that is still there, as a fresh start would. */
@@ -660,10 +686,16 @@ int journal_put_result(Journal *j, const char *ts, const char *text, size_t len,
         if (entry_fd < 0)
                 r = entry_fd;
         else
-                do
-                        r = journal_write_atomic(j, entry_fd, JOURNAL_RESULT_TMP,
-                                                 JOURNAL_RESULT_FILE, text, len, true, ts);
-                while (journal_reserve_retry(j, r));
+                do {
+                        r = j->sealed ? journal_write_slot(j, entry_fd, JOURNAL_RESULT_SLOT,
+                                                           JOURNAL_RESULT_FILE, text, len, ts)
+                                      : 1;
+                        /* No slot (an entry of an earlier version, an
+                         * answer's, or a journal without seals). */
+                        if (r == 1)
+                                r = journal_write_atomic(j, entry_fd, JOURNAL_RESULT_TMP,
+                                                         JOURNAL_RESULT_FILE, text, len, true, ts);
+                } while (journal_reserve_retry(j, r));
         e = r == 0 ? journal_index_get(j, ts) : NULL;
         if (e) {
                 JournalResult *kept = NULL;
@@ -674,6 +706,7 @@ int journal_put_result(Journal *j, const char *ts, const char *text, size_t len,
                         kept = journal_result_free(kept);
                 pthread_mutex_lock(&j->lock);
                 e->result = true;
+                e->slot = false;
                 journal_index_keep(j, e, kept);
                 pthread_mutex_unlock(&j->lock);
                 e->id_known = false;

@@ -113,17 +113,55 @@ int journal_lock_holder(const char *storage, pid_t *ret_pid)
         return r;
 }
 
+/* The result slot of an entry found at open (fd): a whole result a crash
+ * left in it before its rename (journal_write_slot()) is given its name,
+ * which its seal was made for, so that everything after reads result.json
+ * as before (one that fails its seal, torn or planted, is quarantined as
+ * a forged result.json); a slot beside a result.json is a leftover. Sets
+ * e->result or e->slot. Returns 0 or -errno. */
+static int recover_slot(Journal *j, int fd, JournalIndexEntry *e)
+{
+        struct stat st;
+
+        if (j->ops.fstatat(fd, JOURNAL_RESULT_SLOT, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !S_ISREG(st.st_mode))
+                return 0;
+        if (e->result) {
+                if (j->ops.unlinkat(fd, JOURNAL_RESULT_SLOT, 0) == 0)
+                        j->report.n_temp_removed++;
+                return 0;
+        }
+        if (st.st_size == 0) {
+                e->slot = true;
+                return 0;
+        }
+        /* A journal without seals (its storage moved to a file system
+         * without extended attributes) cannot tell a whole text from one
+         * a crash tore: no result, as when the crash came before it. */
+        if (!j->sealed) {
+                if (j->ops.unlinkat(fd, JOURNAL_RESULT_SLOT, 0) == 0)
+                        j->report.n_temp_removed++;
+                return 0;
+        }
+        /* No fsync: a power loss puts it back in the slot, found again. */
+        if (j->ops.renameat(fd, JOURNAL_RESULT_SLOT, fd, JOURNAL_RESULT_FILE) < 0)
+                return -errno;
+        e->result = true;
+        return 0;
+}
+
 /* Repair one entry after a crash: remove temporary files, and the entry
  * when it holds neither a plan nor a result (a message that was never
  * acked, so the broker still has it). Fills *e with what stays; returns
- * false when nothing does (or the name is not a directory). */
-static bool recover_entry(Journal *j, const char *ts, JournalIndexEntry *e)
+ * 1, 0 when nothing does (or the name is not a directory), or -errno. */
+static int recover_entry(Journal *j, const char *ts, JournalIndexEntry *e)
 {
         static const char *const tmps[] = {JOURNAL_PLAN_TMP, JOURNAL_RESULT_TMP};
         _cleanup_close_ int fd = journal_open_dir(j, j->plans_fd, ts);
+        int r;
 
         if (fd < 0)
-                return false;
+                return 0;
         for (size_t i = 0; i < ELEMENTSOF(tmps); i++)
                 if (j->ops.unlinkat(fd, tmps[i], 0) == 0)
                         j->report.n_temp_removed++;
@@ -132,13 +170,16 @@ static bool recover_entry(Journal *j, const char *ts, JournalIndexEntry *e)
                                  .result = journal_exists_at(j, fd, JOURNAL_RESULT_FILE),
                                  .stamp = JOURNAL_STAMP_NONE};
         snprintf(e->ts, sizeof(e->ts), "%.20s", ts);
+        r = recover_slot(j, fd, e);
+        if (r < 0)
+                return r;
         if (!e->plan && !e->result) {
                 if (journal_rm_rf_at(j, j->plans_fd, ts) == 0) {
                         j->report.n_empty_removed++;
-                        return false;
+                        return 0;
                 }
                 /* Still there: indexed, but never listed. */
-                return true;
+                return 1;
         }
         if (e->plan && !e->result && e->running)
                 j->report.n_interrupted++;
@@ -146,7 +187,7 @@ static bool recover_entry(Journal *j, const char *ts, JournalIndexEntry *e)
                 journal_seal_file(j, j->plans_fd, ts, JOURNAL_PLAN_FILE, j->max_plan_file);
         if (e->result)
                 journal_seal_file(j, j->plans_fd, ts, JOURNAL_RESULT_FILE, JOURNAL_MAX_RESULT_FILE);
-        return true;
+        return 1;
 }
 
 static int index_cmp(const void *a, const void *b)
@@ -177,7 +218,10 @@ static int recover(Journal *j)
                 uint64_t v = strtoull(de->d_name, NULL, 10);
                 if (v > j->last_ts)
                         j->last_ts = v;
-                if (!recover_entry(j, de->d_name, &e))
+                r = recover_entry(j, de->d_name, &e);
+                if (r < 0)
+                        break;
+                if (r == 0)
                         continue;
                 if (j->n_index == j->cap_index) {
                         size_t cap = j->cap_index ? j->cap_index * 2 : 16;
@@ -192,8 +236,8 @@ static int recover(Journal *j)
                 }
                 j->index[j->n_index++] = e;
         }
-        if (errno != 0)
-                r = -errno;
+        if (r >= 0)
+                r = errno != 0 ? -errno : 0;
         closedir(d);
         if (r == 0 && j->n_index > 1)
                 qsort(j->index, j->n_index, sizeof(*j->index), index_cmp);
@@ -416,11 +460,10 @@ static int remove_record(Journal *j, const char *ts, JournalIndexEntry *e, char 
 }
 
 /* Remove an entry whose files the index knows: plan.json first and
- * result.json last, so that a crash half-way leaves an entry that still
- * publishes its result (or an empty one that the next start removes),
- * never a plan whose result is gone. Anything else in the directory
- * (temporary files of failed writes) makes rmdir fail and the whole tree
- * go the slow way. */
+ * result.json last (an empty result slot is nothing to keep), so that a crash half-way leaves an
+ * entry that still publishes its result (or an empty one that the next start removes), never a plan
+ * whose result is gone. Anything else in the directory (temporary files of failed writes) makes
+ * rmdir fail and the whole tree go the slow way. */
 static int entry_remove(Journal *j, const char *ts, const JournalIndexEntry *e)
 {
         const struct {
@@ -429,6 +472,7 @@ static int entry_remove(Journal *j, const char *ts, const JournalIndexEntry *e)
         } files[] = {
                 {e->plan, JOURNAL_PLAN_FILE},
                 {e->running, JOURNAL_RUNNING_FILE},
+                {e->slot, JOURNAL_RESULT_SLOT},
                 {e->result, JOURNAL_RESULT_FILE},
         };
         char path[JOURNAL_TS_MAX + 16];

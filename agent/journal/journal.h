@@ -11,6 +11,8 @@
  *       running                       ours: the plan's execution has begun
  *                                     (a hard link to plan.json)
  *       result.json                   the result document's text
+ *       .result                       ours: the result's slot, empty until
+ *                                     journal_put_result() fills it
  *     reserve                         ours: preallocated room for answers
  *     done/records, records.old       ours: results of recently finished
  *                                     plans, for answering a redelivered
@@ -33,8 +35,12 @@
  * Durability: every call that writes a plan, a result or the `running`
  * mark returns only after the data and the directory entries that name it
  * were fsync'd, and every file appears whole or not at all (a temporary
- * name, fsync, rename, fsync of the directory). The stamp file is the
- * exception: journal_begin() replaces it without an fsync, because the
+ * name, fsync, rename, fsync of the directory). The result is written
+ * into its slot .result, whose name journal_put_plan() made durable, and
+ * fsync'd, then renamed to result.json without an fsync: a torn slot
+ * fails its seal and counts as no result, and journal_open() renames a
+ * whole one (docs/journal.md, "Durability"). The stamp file is the
+ * other exception: journal_begin() replaces it without an fsync, because the
  * accepted Stamp is durable already in the plan.json of the entry it
  * marked running, and journal_open() takes the highest of the file and of
  * those plans. journal_remove() makes the stamp file durable before such
@@ -353,14 +359,17 @@ int64_t journal_last_stamp(Journal *j);
 bool journal_stamp_held(Journal *j, int64_t stamp, const char *except_ts);
 
 /* Store the result document's text (len bytes) as <ts>/result.json,
- * replacing any earlier one, atomically and durably. <ts> must exist.
+ * replacing any earlier one, durably: written into the entry's slot
+ * .result, fsync'd and renamed (one fsync), or, in an entry without one,
+ * atomically through a temporary file (two). <ts> must exist.
  * ids: the document's SourceID and ReplyTo, as the caller put them in it;
  * NULL: the journal reads them from text when it needs them. The text and
  * ids are kept in memory (up to JOURNAL_KEPT_RESULTS bytes of texts in
  * all) until the entry is removed, for journal_get_result() and
  * journal_done_lookup(). Returns 0 or -errno. On failure result.json is
  * never partial: it is the earlier one, or absent (always absent when
- * there was none, and also when only the final directory fsync failed). */
+ * there was none, and also when only the final directory fsync failed),
+ * and the slot is empty. */
 int journal_put_result(Journal *j, const char *ts, const char *text, size_t len,
                        const JournalResultIds *ids);
 

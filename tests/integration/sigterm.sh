@@ -132,8 +132,9 @@ check "checked: the log says the plan waits" \
     log_has a "stays in the journal and runs at the next start"
 same "checked: nothing published before the restart" 0 "$(amqp drain --idle 1000 "$rq")"
 e=$(journal_entries a)
-same "checked: its entry holds plan.json only, no running mark" plan.json \
-    "$(find "$T/a/storage/plans/$e" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | sort |
+same "checked: its entry holds plan.json and the empty result slot, no running mark" \
+    ".result plan.json" \
+    "$(find "$T/a/storage/plans/$e" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | LC_ALL=C sort |
         tr '\n' ' ' | sed 's/ $//')"
 agent_up a "$((++starts))"
 mkdir -p "$T/res-checked"
