@@ -39,63 +39,67 @@
 #else
 #define CHILD_ENDBR ""
 #endif
+/* clang-format off */
 __asm__(".text\n"
         ".globl child_clone_vm\n"
         ".hidden child_clone_vm\n"
         ".type child_clone_vm, @function\n"
         ".p2align 4\n"
         "child_clone_vm:\n"
-        ".cfi_startproc\n" CHILD_ENDBR "        movq %rcx, %r9\n"
-        "        movl $" CHILD_STR(
-                SYS_clone3) ", %eax\n"
-                            "        syscall\n"
-                            "        testq %rax, %rax\n"
-                            "        jz 1f\n"
-                            "        ret\n"
-                            "1:\n"
-                            ".cfi_undefined rip\n"
-                            "        movq %rdx, %rsp\n"
-                            "        xorl %ebp, %ebp\n"
-                            "        movq %r8, %rdi\n"
-                            "        call *%r9\n"
-                            "        movl $127, %edi\n"
-                            "        movl $" CHILD_STR(
-                                    SYS_exit_group) ", %eax\n"
-                                                    "        syscall\n"
-                                                    "        hlt\n"
-                                                    ".cfi_endproc\n"
-                                                    ".size child_clone_vm, .-child_clone_vm\n");
+        ".cfi_startproc\n"
+        CHILD_ENDBR
+        "        movq %rcx, %r9\n"
+        "        movl $" CHILD_STR(SYS_clone3) ", %eax\n"
+        "        syscall\n"
+        "        testq %rax, %rax\n"
+        "        jz 1f\n"
+        "        ret\n"
+        "1:\n"
+        ".cfi_undefined rip\n"
+        "        movq %rdx, %rsp\n"
+        "        xorl %ebp, %ebp\n"
+        "        movq %r8, %rdi\n"
+        "        call *%r9\n"
+        "        movl $127, %edi\n"
+        "        movl $" CHILD_STR(SYS_exit_group) ", %eax\n"
+        "        syscall\n"
+        "        hlt\n"
+        ".cfi_endproc\n"
+        ".size child_clone_vm, .-child_clone_vm\n");
+/* clang-format on */
 #elif defined(__aarch64__)
 #if defined(__ARM_FEATURE_BTI_DEFAULT)
 #define CHILD_BTI "hint #34\n" /* bti c */
 #else
 #define CHILD_BTI ""
 #endif
+/* clang-format off */
 __asm__(".text\n"
         ".globl child_clone_vm\n"
         ".hidden child_clone_vm\n"
         ".type child_clone_vm, %function\n"
         ".p2align 2\n"
         "child_clone_vm:\n"
-        ".cfi_startproc\n" CHILD_BTI "        mov x8, #" CHILD_STR(
-                SYS_clone3) "\n"
-                            "        svc #0\n"
-                            "        cbz x0, 1f\n"
-                            "        ret\n"
-                            "1:\n"
-                            ".cfi_undefined x30\n"
-                            "        mov sp, x2\n"
-                            "        mov x29, #0\n"
-                            "        mov x30, #0\n"
-                            "        mov x0, x4\n"
-                            "        blr x3\n"
-                            "        mov x0, #127\n"
-                            "        mov x8, #" CHILD_STR(
-                                    SYS_exit_group) "\n"
-                                                    "        svc #0\n"
-                                                    "        brk #0\n"
-                                                    ".cfi_endproc\n"
-                                                    ".size child_clone_vm, .-child_clone_vm\n");
+        ".cfi_startproc\n"
+        CHILD_BTI
+        "        mov x8, #" CHILD_STR(SYS_clone3) "\n"
+        "        svc #0\n"
+        "        cbz x0, 1f\n"
+        "        ret\n"
+        "1:\n"
+        ".cfi_undefined x30\n"
+        "        mov sp, x2\n"
+        "        mov x29, #0\n"
+        "        mov x30, #0\n"
+        "        mov x0, x4\n"
+        "        blr x3\n"
+        "        mov x0, #127\n"
+        "        mov x8, #" CHILD_STR(SYS_exit_group) "\n"
+        "        svc #0\n"
+        "        brk #0\n"
+        ".cfi_endproc\n"
+        ".size child_clone_vm, .-child_clone_vm\n");
+/* clang-format on */
 #endif
 
 #endif
