@@ -287,9 +287,10 @@ static void launch_child_run(void *data)
 /* ---- the parent ---- */
 
 /* The child's stack with CLONE_VM: the deepest path through the child
- * module and the sandbox's steps touches 2 pages of it (measured with
- * mincore() after the verdict, tests/test-child-spawn.c); the rest is
- * room for a caller's pre_exec hook, and costs nothing until touched. */
+ * module and the sandbox's steps touches 2 pages of it (measured once with
+ * mincore() after the verdict, over the child and sandbox tests, failing
+ * steps included); the rest is room for a caller's pre_exec hook, and
+ * costs nothing until touched. */
 #define LAUNCH_STACK_SIZE (256 * 1024)
 
 typedef struct LaunchStack {
