@@ -14,7 +14,6 @@
 #include <sys/syscall.h>
 
 #include "child/child-clone-vm.h"
-#include "child/child-launch.h"
 #include "test-child.h"
 
 static int helper_main(const char *name, int argc, char **argv)
@@ -55,7 +54,7 @@ START_TEST(test_vm_shares_memory)
 
         if (!have_clone3())
                 return;
-        ck_assert_int_eq(child_launch_shares_memory(), CHILD_CLONE_VM);
+        ck_assert_int_eq(child_spawn_shares_memory(), CHILD_CLONE_VM);
         spec.exec_data = &seen;
         run_spec(&spec, &run);
         ck_assert_int_eq(child_result_exit_code(&run.r), 0);
@@ -117,7 +116,7 @@ START_TEST(test_vm_big_parent_not_slower)
         int64_t small, big;
         char *p;
 
-        if (!have_clone3() || !child_launch_shares_memory())
+        if (!have_clone3() || !child_spawn_shares_memory())
                 return;
         small = spawn_median_us();
         p = mmap(NULL, BIG_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

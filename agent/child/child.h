@@ -185,6 +185,12 @@ typedef enum ChildSpawnMethod {
 /* The method in use: CHILD_SPAWN_CLONE3_CGROUP until the kernel refuses. */
 ChildSpawnMethod child_spawn_method(void);
 
+/* Whether clone3() starts children in the agent's memory, with CLONE_VM |
+ * CLONE_VFORK on a stack of their own (x86_64 and aarch64, not under
+ * AddressSanitizer), rather than as a fork: false with CHILD_SPAWN_FORK, and
+ * for good once the kernel has refused those flags (child-launch.c). */
+bool child_spawn_shares_memory(void);
+
 /* For tests: lower the method to m (never raise it), as if the kernel had
  * refused the better ones, or forget it so that the next call decides
  * again. */
