@@ -30,6 +30,9 @@
  * not from errno. A handler of the agent (libuv's among them) never runs
  * in the child: the parent blocks every signal around the clone, and the
  * child resets every disposition to the default before it opens its mask.
+ * glibc keeps its own two (SIGCANCEL, SIGSETXID) unblocked and its handlers
+ * for them in place; those act only on a signal that a thread of the same
+ * process sent itself (si_pid, SI_TKILL), so they do nothing in the child.
  * A child that changes its user id makes the kernel mark its memory, the
  * agent's, not dumpable (as for any set*id): the parent marks it dumpable
  * again once the child has executed the program, when it was before. */
