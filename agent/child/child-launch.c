@@ -12,12 +12,13 @@
  * agent's page tables, and every page it writes before execve() is copied
  * on the fault, only for execve() to throw the copy away: 0.24 to 0.38 ms
  * of CPU per plan here, against 0.05 to 0.06 ms for clone3() with CLONE_VM
- * (docs/sandbox.md, "Starting the child"). With CLONE_VM the child runs in the agent's own
- * memory, on a stack of its own (LAUNCH_STACK_SIZE, mmap'd here with a
- * guard page below it, unmapped after the verdict), and CLONE_VFORK holds
- * the calling thread until the child has executed the program or exited,
- * which it waited for anyway (the verdict). A kernel that refuses the flags
- * (EINVAL) gets the fork-like clone3() at once and for good after.
+ * (docs/sandbox.md, "Starting the child"). With CLONE_VM the child runs in
+ * the agent's own memory, on a stack of its own (LAUNCH_STACK_SIZE, mmap'd
+ * here with a guard page below it, unmapped after the verdict), and
+ * CLONE_VFORK holds the calling thread until the child has executed the
+ * program or exited, which it waited for anyway (the verdict). A kernel
+ * that refuses the flags (EINVAL) gets the fork-like clone3() at once and
+ * for good after.
  *
  * Either way, the child shares or copies a process with several threads:
  * any lock may be held by another thread at any time. So between clone3()
