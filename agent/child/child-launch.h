@@ -1,8 +1,10 @@
-/* Starting one program with clone3(), for child.c. The parent prepares
- * everything that needs memory (the PATH candidates, the argument vector for
- * the ENOEXEC fallback) before cloning, so that the child, a copy of a
- * multithreaded process, only makes system calls until execve(): no malloc,
- * no stdio, no lock that another thread may have held at the clone.
+/* Starting one program with clone3(), for child.c: with CLONE_VM |
+ * CLONE_VFORK on a stack of its own where the build has the trampoline
+ * (child-clone-vm.h), as a fork elsewhere. The parent prepares everything
+ * that needs memory (the PATH candidates, the argument vector for the
+ * ENOEXEC fallback) before cloning, so that the child, which shares or
+ * copies a multithreaded process, only makes system calls until execve():
+ * no malloc, no stdio, no lock that another thread may hold.
  *
  * What the child does, in this order: a new session; stdin, stdout, stderr
  * and the extra descriptors put in place (a source of -1 is /dev/null);
@@ -49,6 +51,11 @@ typedef struct ChildLaunch {
  * step in the child failed, execve failed); a child that was started for it
  * has been reaped then. ret_pid and ret_pidfd are written only on 0. */
 int child_launch(const ChildLaunch *l, pid_t *ret_pid, int *ret_pidfd);
+
+/* Whether child_launch() starts the child in the agent's memory (CLONE_VM |
+ * CLONE_VFORK): the build has the trampoline and the kernel has not refused
+ * the flags (then the fork-like clone3() runs for good). */
+bool child_launch_shares_memory(void);
 
 /* Reap the child of pidfd (by pid on kernels without P_PIDFD, before 5.4),
  * waiting for its exit when wait is true. Returns 1 with its exit status

@@ -379,6 +379,11 @@ ChildSpawnMethod child_spawn_method(void)
         return (ChildSpawnMethod)child_method;
 }
 
+bool child_spawn_shares_memory(void)
+{
+        return child_spawn_method() != CHILD_SPAWN_FORK && child_launch_shares_memory();
+}
+
 void child_spawn_method_limit(ChildSpawnMethod m)
 {
         if (m < child_spawn_method())

@@ -6,7 +6,10 @@
  * helper's, followed by the script's command line, or the script's alone
  * with the sandbox's steps as the pre_exec hook (sandbox/sandbox-direct.h).
  *
- * How: clone3() with fork semantics, CLONE_PIDFD, and CLONE_INTO_CGROUP when
+ * How: clone3() with CLONE_VM | CLONE_VFORK on x86_64 and aarch64 (the
+ * child runs in the agent's memory until it executes the program: no page
+ * tables copied, no copy-on-write faults; child-launch.c), with fork
+ * semantics elsewhere, CLONE_PIDFD, and CLONE_INTO_CGROUP when
  * the spec names a cgroup, so the child is inside the run's cgroup from its
  * first instruction (moving it there later makes the kernel wait for an RCU
  * grace period, ~12 ms). The loop polls the pidfd and reaps the child with
@@ -125,9 +128,11 @@ typedef struct ChildSpec {
         /* Optional, for the sandbox's own steps (sandbox-direct.c): called
          * in the child right before the program is executed, after the
          * steps above (session, descriptors, working directory, signals).
-         * It runs in a copy of a multithreaded process, so it may only make
-         * async-signal-safe calls on memory prepared before child_spawn().
-         * To fail, it reports as it likes and calls _exit(). */
+         * It runs in the agent's memory (CLONE_VM, on a stack of its own of
+         * 256 KiB) or in a copy of it, of a multithreaded process either
+         * way, so it may only make async-signal-safe calls on memory
+         * prepared before child_spawn(), and write nothing but its own
+         * stack. To fail, it reports as it likes and calls _exit(). */
         void (*pre_exec)(void *data);
         /* Optional: called in the child, instead of reporting spawn_error,
          * with the errno when the program cannot be executed; must _exit().
@@ -179,6 +184,12 @@ typedef enum ChildSpawnMethod {
 
 /* The method in use: CHILD_SPAWN_CLONE3_CGROUP until the kernel refuses. */
 ChildSpawnMethod child_spawn_method(void);
+
+/* Whether clone3() starts children in the agent's memory, with CLONE_VM |
+ * CLONE_VFORK on a stack of their own (x86_64 and aarch64, not under
+ * AddressSanitizer), rather than as a fork: false with CHILD_SPAWN_FORK, and
+ * for good once the kernel has refused those flags (child-launch.c). */
+bool child_spawn_shares_memory(void);
 
 /* For tests: lower the method to m (never raise it), as if the kernel had
  * refused the better ones, or forget it so that the next call decides

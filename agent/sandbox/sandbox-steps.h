@@ -1,14 +1,16 @@
 /* The sandbox steps that need no separate program, shared by the helper
  * (muranoagent-sandbox, which links libc only) and by the agent, whose
- * forked child applies them itself between clone3() and execve() when the
+ * child applies them itself between clone3() and execve() when the
  * configuration asks for nothing else (sandbox-direct.c). One code, so one
  * behaviour and one status text, whichever process runs it.
  *
  * Everything here but sandbox_identity_resolve() is async-signal-safe: no
  * malloc, no stdio, no locale, and credentials are changed with the raw
  * system calls, because glibc's set*id() wrappers signal every thread of
- * the process, and the child of a multithreaded agent has copies of thread
- * records whose threads do not exist in it. A step that fails fills a
+ * the process, and the child of a multithreaded agent has (shares or
+ * copies) thread records whose threads are not its own. The steps write
+ * only their own stack: the child may run in the agent's memory
+ * (CLONE_VM, child/child-launch.c). A step that fails fills a
  * SandboxStepError: "what" is the step as the status line names it. */
 #pragma once
 
