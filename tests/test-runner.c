@@ -154,45 +154,6 @@ START_TEST(test_result_before_removal)
 }
 END_TEST
 
-/* The keeper sees the result on the plan's thread, before done; only the
- * plan it was set for. */
-typedef struct Kept {
-        int n;
-        uv_thread_t thread;
-        char body[32];
-        int n_done_then; /* fx.n_done when it was called */
-} Kept;
-
-static void keep(const json_t *result, void *data)
-{
-        Kept *k = data;
-        const json_t *body = json_object_get(result, "Body");
-
-        k->n++;
-        k->thread = uv_thread_self();
-        k->n_done_then = fx.n_done;
-        snprintf(k->body, sizeof(k->body), "%s",
-                 json_is_string(body) ? json_string_value(body) : "?");
-}
-
-START_TEST(test_keeper)
-{
-        _cleanup_json_ json_t *plan = plan_new("first", "one");
-        uv_thread_t loop_thread = uv_thread_self();
-        Kept k = {0};
-
-        runner_set_keeper(fx.runner, keep, &k);
-        fx.start_second = true;
-        ck_assert_int_eq(runner_start(fx.runner, plan, NULL, NULL, on_done, (void *)"first"), 0);
-        ck_assert_int_eq(uv_run(&fx.loop, UV_RUN_DEFAULT), 0);
-        ck_assert_int_eq(fx.n_done, 2);
-        ck_assert_int_eq(k.n, 1);
-        ck_assert_int_eq(k.n_done_then, 0);
-        ck_assert_str_eq(k.body, "one first");
-        ck_assert(!uv_thread_equal(&k.thread, &loop_thread));
-}
-END_TEST
-
 /* A second plan started from the first one's done callback is accepted,
  * runs after the first one's files are gone, and both answer. */
 START_TEST(test_start_while_removing)
@@ -614,7 +575,6 @@ END_TEST
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_result_before_removal);
-        tcase_add_test(tc, test_keeper);
         tcase_add_test(tc, test_start_while_removing);
         tcase_add_test(tc, test_cancel_running);
         tcase_add_test(tc, test_cancel_ignores_term);

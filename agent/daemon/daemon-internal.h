@@ -125,9 +125,6 @@ typedef struct Daemon {
         DaemonPlanLane plan;
         char busy_ts[JOURNAL_TS_MAX]; /* the plan lane's entry, "" when idle */
         char *busy_id;                /* its plan's ID once it runs, for the log; else NULL */
-        /* The running plan's WORK_RESULT item, which its thread fills
-         * (runner_set_keeper(), daemon_keep_result()); NULL when none. */
-        struct DaemonWork *result_work;
         DaemonPubLane pub;
         char pub_ts[JOURNAL_TS_MAX]; /* the publish lane's entry, "" when idle */
         char *pub_id;                /* its result's SourceID once published; else NULL */

@@ -265,20 +265,10 @@ static void after_prepare(Daemon *d, DaemonWork *w)
                 if (rc == 0)
                         rc = runner_set_call_log(d->runner, dir, key);
         }
-        /* The plan's thread stores its result itself: no trip through the
-         * loop and the pool between the result and its publishing. */
-        if (rc == 0) {
-                d->result_work = daemon_work_new(WORK_RESULT, w->ts);
-                rc = d->result_work ? 0 : -ENOMEM;
-        }
-        if (rc == 0) {
-                d->result_work->d = d;
-                runner_set_keeper(d->runner, daemon_keep_result, d->result_work);
+        if (rc == 0)
                 rc = runner_start(d->runner, w->plan, w->source_id, w->plan_reply_to, on_plan_done,
                                   d);
-        }
         if (rc < 0) {
-                d->result_work = (daemon_work_free(d->result_work), NULL);
                 log_error(id, "cannot start the plan: %s", strerror(-rc));
                 plan_lane_free(d);
                 retry_later(d);
@@ -292,16 +282,13 @@ static void after_prepare(Daemon *d, DaemonWork *w)
         daemon_cancel_pump(d);
 }
 
-static void after_result(Daemon *d, DaemonWork *w);
-
 static void on_plan_done(Runner *r, json_t *result, void *userdata)
 {
         Daemon *d = userdata;
-        DaemonWork *w = TAKE_PTR(d->result_work);
+        DaemonWork *w;
         int rc = -ENOMEM;
 
         if (!result && daemon_stop_requested(d)) {
-                daemon_work_free(w);
                 /* No result in this run: the plan is suspended for the
                  * reboot it asked for, and resumes at the next start. */
                 log_warning(NULL,
@@ -312,16 +299,11 @@ static void on_plan_done(Runner *r, json_t *result, void *userdata)
                 daemon_maybe_finish_stop(d);
                 return;
         }
+        w = daemon_work_new(WORK_RESULT, d->busy_ts);
+
         plan_lane_move(d, PLAN_STORING, NULL);
         d->n_plans++;
         daemon_observe_plan_finished(d, result);
-        if (w && w->kept && w->text && result) {
-                /* Stored by the plan's thread, or kept in memory for the
-                 * retries when that failed. */
-                w->plan = result;
-                after_result(d, w);
-                return;
-        }
         if (w && result) {
                 /* The document goes with its text: the journal takes its
                  * SourceID and ReplyTo from it, for publishing. */

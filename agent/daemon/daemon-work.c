@@ -406,19 +406,6 @@ static void work_interrupted(DaemonWork *w)
                        "running, and it was not run again");
 }
 
-void daemon_keep_result(const json_t *result, void *data)
-{
-        DaemonWork *w = data;
-        JournalResultIds ids = daemon_result_ids(result);
-
-        w->kept = true;
-        w->rc = result_to_text(result, &w->text);
-        if (w->rc == 0) {
-                w->len = strlen(w->text);
-                w->rc = journal_put_result(w->d->journal, w->ts, w->text, w->len, &ids);
-        }
-}
-
 void daemon_work_run(uv_work_t *req)
 {
         DaemonWork *w = req->data;

@@ -63,9 +63,6 @@ typedef struct DaemonWork {
         /* WORK_RESULT */
         char *text;
         size_t len;
-        /* The plan's thread stored the result (daemon_keep_result()), with
-         * rc its outcome: no WORK_RESULT goes to the pool unless that failed. */
-        bool kept;
 
         /* WORK_SPACE, out */
         JournalSpace space;
@@ -91,9 +88,6 @@ int daemon_error_result_text(Daemon *d, const json_t *source_id, const json_t *r
 /* The SourceID and ReplyTo of result document doc, for journal_put_result()
  * (borrowed from doc). */
 JournalResultIds daemon_result_ids(const json_t *doc);
-/* runner_keep_cb: on the plan's thread, store its result as WORK_RESULT
- * item data does on the pool (the runner's keeper, set for each plan). */
-void daemon_keep_result(const json_t *result, void *data);
 /* uv_queue_work()'s work callback, on a pool thread: the journal work of
  * the item req->data, whose rc, outcome and note tell how it went. */
 void daemon_work_run(uv_work_t *req);

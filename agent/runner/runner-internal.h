@@ -43,8 +43,6 @@ typedef struct RunnerJob {
         JournalCallsKey *calls_key; /* owned: what seals that log */
         runner_done_cb done;
         void *userdata;
-        runner_keep_cb keep; /* called on the plan thread with its result, or NULL */
-        void *keep_data;
         uv_thread_t thread;
 
         /* Written by the loop thread, polled by the plan thread. */
@@ -106,8 +104,6 @@ struct Runner {
         RunnerJob *finishing;
         char *next_calls_dir; /* owned: runner_set_call_log() for the next start */
         JournalCallsKey *next_calls_key;
-        runner_keep_cb next_keep; /* runner_set_keeper() for the next start */
-        void *next_keep_data;
         runner_idle_cb idle_cb;
         void *idle_userdata;
         RunnerObserver observer;

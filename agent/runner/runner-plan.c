@@ -362,9 +362,6 @@ void runner_plan_main(void *arg)
                          res ? (long long)json_integer_value(json_object_get(res, "ErrorCode"))
                              : -1LL);
 
-        if (res && job->keep)
-                job->keep(res, job->keep_data);
-
         /* The result goes first: removing the plan's files costs a disk
          * some milliseconds (each freed block), which the engine need not
          * wait for. The next plan's thread waits for it instead. */

@@ -566,13 +566,9 @@ static unsigned plan_timeout(const Config *cfg, const json_t *plan)
 int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const json_t *reply_to,
                  runner_done_cb done, void *userdata)
 {
-        runner_keep_cb keep = r->next_keep;
-        void *keep_data = r->next_keep_data;
         RunnerJob *job;
         int rc;
 
-        r->next_keep = NULL;
-        r->next_keep_data = NULL;
         if (r->stopping)
                 return -ESHUTDOWN;
         if (r->job)
@@ -584,8 +580,6 @@ int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const j
         job->status_fd = -1;
         job->done = done;
         job->userdata = userdata;
-        job->keep = keep;
-        job->keep_data = keep_data;
         /* A reference, not a copy: the plan's thread only reads the plan,
          * and jansson's reference counts are atomic, so the caller may drop
          * its own reference at once. A deep copy of a plan that carries a
@@ -632,12 +626,6 @@ int runner_set_call_log(Runner *r, const char *dir, JournalCallsKey *key)
                 journal_calls_key_free(key);
         r->next_calls_dir = dir ? strdup(dir) : NULL;
         return !dir || (r->next_calls_dir && key) ? 0 : -ENOMEM;
-}
-
-void runner_set_keeper(Runner *r, runner_keep_cb keep, void *data)
-{
-        r->next_keep = keep;
-        r->next_keep_data = data;
 }
 
 bool runner_busy(const Runner *r)

@@ -73,19 +73,6 @@ int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const j
  * result: it has none in this run. Returns 0 or -ENOMEM. */
 int runner_set_call_log(Runner *r, const char *dir, JournalCallsKey *key);
 
-/* The next plan started hands its result to keep(result, data) on its
- * own thread, before done hears of it on the loop thread: what must be
- * done with a result before anything else (the daemon stores it, with its
- * fsyncs) is then done off the loop and without a trip through it. keep
- * borrows result and records in data how it went; it is not called for a
- * plan without a result, nor for an error result the loop thread makes (a
- * plan whose thread could not start), so done must tell the two apart
- * from data. data is borrowed: the caller keeps it until done. NULL keep:
- * none. Call before runner_start(), which takes it whether it succeeds or
- * not. */
-typedef void (*runner_keep_cb)(const json_t *result, void *data);
-void runner_set_keeper(Runner *r, runner_keep_cb keep, void *data);
-
 /* A plan runs, or the last one's files are still being removed. */
 bool runner_busy(const Runner *r);
 
