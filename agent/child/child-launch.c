@@ -19,8 +19,8 @@
  * tables at the clone and a page fault for every page it writes after it,
  * about 0.5 ms of CPU per script on a VM (docs/sandbox.md). The child
  * writes nothing the agent reads but the calling thread's errno, and its
- * identity steps are raw system calls (sandbox-steps.c), never glibc's
- * setxid wrappers, which would signal the agent's threads. */
+ * credentials, descriptors, signal handlers and directory stay its own
+ * (no CLONE_THREAD, CLONE_FILES, CLONE_SIGHAND or CLONE_FS). */
 #include "child/child-launch.h"
 
 #include <errno.h>
