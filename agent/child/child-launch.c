@@ -257,13 +257,29 @@ _noreturn_ static void launch_child(const ChildLaunch *l, LaunchPlan *p, int err
 
 /* ---- the parent ---- */
 
+/* The child shares the agent's memory (above) on x86_64, outside ASan
+ * builds (gcc says so with __SANITIZE_ADDRESS__, clang with
+ * __has_feature). */
+#if defined(__SANITIZE_ADDRESS__)
+#define LAUNCH_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LAUNCH_ASAN 1
+#endif
+#endif
+#if defined(__x86_64__) && !defined(LAUNCH_ASAN)
+#define LAUNCH_SHARED_MEMORY 1
+#else
+#define LAUNCH_SHARED_MEMORY 0
+#endif
+
 typedef struct LaunchArgs {
         const ChildLaunch *l;
         LaunchPlan *p;
         int err_fd;
 } LaunchArgs;
 
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#if LAUNCH_SHARED_MEMORY
 /* The shared-memory child's stack: made once, used by one launch at a
  * time, with a guard page below it. ASan builds keep the copy: its checks
  * do not expect a stack it did not see made. */
@@ -341,7 +357,7 @@ static int launch_clone(LaunchArgs *a, int *ret_pidfd)
                 args.cgroup = (uint64_t)l->cgroup_fd;
                 size = CLONE_ARGS_SIZE_VER2;
         }
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#if LAUNCH_SHARED_MEMORY
         pthread_mutex_lock(&launch_stack_lock);
         if (launch_stack_get()) {
                 long r;
