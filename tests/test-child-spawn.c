@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "child/child-launch.h"
 #include "child/child-session.h"
 #include "test-child.h"
 #include "util/fileio.h"
@@ -529,6 +531,68 @@ START_TEST(test_fallback_discovered)
 }
 END_TEST
 
+/* pre_exec hook: fills 64 KiB of its stack with its own pid and reads it
+ * back, exiting 42 should anything else have written there meanwhile. */
+static void stack_pattern(void *data)
+{
+        volatile pid_t buf[16384];
+        pid_t self = (pid_t)syscall(SYS_getpid);
+
+        for (size_t i = 0; i < ELEMENTSOF(buf); i++)
+                buf[i] = self;
+        for (int round = 0; round < 20; round++)
+                for (size_t i = 0; i < ELEMENTSOF(buf); i++)
+                        if (buf[i] != self)
+                                _exit(42);
+}
+
+static void *launch_many(void *arg)
+{
+        char *argv[] = {(char *)"/bin/true", NULL};
+        ChildLaunch l = {.argv = argv,
+                         .envp = environ,
+                         .fds = {-1, -1, -1},
+                         .n_fds = 3,
+                         .cgroup_fd = -1,
+                         .audit_proc_fd = -1,
+                         .pre_exec = stack_pattern};
+        intptr_t failed = 0;
+
+        for (int i = 0; i < 100 && !failed; i++) {
+                int pidfd, status, sig, r;
+                pid_t pid;
+
+                r = child_launch(&l, &pid, &pidfd);
+                if (r == CHILD_LAUNCH_NO_CLONE3)
+                        break; /* valgrind: no clone3, nothing to test */
+                if (r != 0)
+                        failed = 1;
+                else {
+                        failed = child_launch_reap(pidfd, pid, true, &status, &sig) != 1 ||
+                                 status != 0 || sig != 0;
+                        close(pidfd);
+                }
+        }
+        return (void *)failed;
+}
+
+/* Two threads launching at once: each child, whose steps may run on the
+ * agent's memory and a stack made for them (child-launch.c), has that
+ * stack to itself until its execve(). */
+START_TEST(test_launch_from_two_threads)
+{
+        pthread_t t[2];
+        void *failed[2];
+
+        for (int i = 0; i < 2; i++)
+                ck_assert_int_eq(pthread_create(&t[i], NULL, launch_many, NULL), 0);
+        for (int i = 0; i < 2; i++) {
+                ck_assert_int_eq(pthread_join(t[i], &failed[i]), 0);
+                ck_assert_ptr_null(failed[i]);
+        }
+}
+END_TEST
+
 static void add_loop_tests(TCase *tl)
 {
         tcase_add_test(tl, test_env_cwd_stdin);
@@ -548,6 +612,7 @@ static Suite *child_spawn_suite(void)
         TCase *tl = child_loop_tcases(s, add_loop_tests);
 
         tcase_add_test(tl, test_fallback_discovered);
+        tcase_add_test(tl, test_launch_from_two_threads);
         return s;
 }
 

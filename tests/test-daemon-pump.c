@@ -503,6 +503,44 @@ START_TEST(test_result_not_a_document_dropped)
 }
 END_TEST
 
+/* A result whose store fails as a disk would (EIO), off the loop thread,
+ * is kept in memory, stored again after DAEMON_RETRY_MS, and only then
+ * published. */
+static unsigned result_opens_failed;
+static uv_thread_t result_open_thread;
+
+static int failing_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+        if (strstr(path, ".result.json.tmp") &&
+            __atomic_fetch_add(&result_opens_failed, 1, __ATOMIC_SEQ_CST) == 0) {
+                result_open_thread = uv_thread_self();
+                errno = EIO;
+                return -1;
+        }
+        return openat(dirfd, path, flags, mode);
+}
+
+START_TEST(test_result_store_fails_then_retried)
+{
+        static const JournalOps failing = {.openat = failing_openat};
+        JournalOptions jo = JOURNAL_OPTIONS_DEFAULT;
+        uv_thread_t loop_thread = uv_thread_self();
+
+        journal_free(d.journal);
+        jo.ops = &failing;
+        ck_assert_int_eq(journal_open(storage, &jo, &d.journal), 0);
+        connect_ready();
+        deliver_quick("a");
+        run_until(published_1, "a's result is published");
+        ck_assert_uint_eq(__atomic_load_n(&result_opens_failed, __ATOMIC_SEQ_CST), 2);
+        ck_assert(!uv_thread_equal(&result_open_thread, &loop_thread));
+        expect_result(1, "a", 0);
+        confirm(1, TRANSPORT_CONFIRM_ACK);
+        run_until(settled_empty, "the result is removed");
+        expect_log((const char *[]){"ack 1", "publish a to results as #1", NULL});
+}
+END_TEST
+
 /* SIGTERM while a plan runs: the script is killed, the plan is answered as
  * interrupted, and that result is published and confirmed before the
  * transport stops. The plan behind it stays pending for the next start,
@@ -816,6 +854,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_reconnect_publishes_again);
         tcase_add_test(tc, test_ack_after_loss_drops_the_copy);
         tcase_add_test(tc, test_result_not_a_document_dropped);
+        tcase_add_test(tc, test_result_store_fails_then_retried);
         tcase_add_test(tc, test_stop_mid_plan);
         tcase_add_test(tc, test_stop_while_checking);
         tcase_add_test(tc, test_every_plan_entry_names_its_plan);

@@ -56,6 +56,25 @@ START_TEST(test_parse_round_trip)
 }
 END_TEST
 
+/* The loop skips the parse of a body that cannot name the Control key;
+ * one that names it through an escape is still a cancel. */
+START_TEST(test_parse_escaped_key)
+{
+        static const char *const bodies[] = {
+                "{\"\\u0043ontrol\": \"Cancel\", \"PlanID\": \"plan-8\"}",
+                "{\"C\\u006Fntrol\": \"Cancel\", \"PlanID\": \"plan-8\"}",
+                "{\"Control\": \"Cancel\", \"PlanID\": \"plan-8\"}",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(bodies); i++) {
+                _cleanup_free_ char *id = NULL, *error = NULL;
+
+                ck_assert_int_eq(plan_cancel_parse(bodies[i], strlen(bodies[i]), &id, &error), 1);
+                ck_assert_str_eq(id, "plan-8");
+        }
+}
+END_TEST
+
 /* Bodies that are not control messages: the daemon treats them as plans. */
 static const char *const not_control[] = {
         "",
@@ -156,6 +175,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_build_bytes);
         tcase_add_test(tc, test_build_bad_id);
         tcase_add_test(tc, test_parse_round_trip);
+        tcase_add_test(tc, test_parse_escaped_key);
         tcase_add_loop_test(tc, test_parse_not_control, 0, (int)ELEMENTSOF(not_control));
         tcase_add_loop_test(tc, test_parse_invalid, 0, (int)ELEMENTSOF(invalid));
         tcase_add_test(tc, test_parse_too_large);
