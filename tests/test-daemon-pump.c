@@ -6,6 +6,7 @@
  * SIGTERM handler, and checks what the pump decided: what is acked and
  * published, in which order, and what stays in the journal. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -505,13 +506,22 @@ END_TEST
 
 /* A result whose store fails as a disk would (EIO), off the loop thread,
  * is kept in memory, stored again after DAEMON_RETRY_MS, and only then
- * published. */
+ * published. The result is written into its slot (opened without O_CREAT;
+ * journal_put_plan() made it) or, without one, into a temporary file. */
 static unsigned result_opens_failed;
 static uv_thread_t result_open_thread;
 
+static bool is_result_open(const char *path, int flags)
+{
+        const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+
+        return strcmp(name, ".result.json.tmp") == 0 ||
+               (strcmp(name, ".result") == 0 && !(flags & O_CREAT));
+}
+
 static int failing_openat(int dirfd, const char *path, int flags, mode_t mode)
 {
-        if (strstr(path, ".result.json.tmp") &&
+        if (is_result_open(path, flags) &&
             __atomic_fetch_add(&result_opens_failed, 1, __ATOMIC_SEQ_CST) == 0) {
                 result_open_thread = uv_thread_self();
                 errno = EIO;
