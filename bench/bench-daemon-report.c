@@ -129,7 +129,7 @@ void report_intro(const Bench *b)
                         return;
                 }
         if (b->n > 0)
-                printf("CPU: each consumer's own cgroup (%s), all its processes, in ns\n",
+                printf("CPU: each consumer's own cgroup (%s), all its processes\n",
                        b->t[0].cgroup_v2 ? "cpu.stat usage_usec" : "cpuacct.usage");
 }
 

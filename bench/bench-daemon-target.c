@@ -123,9 +123,10 @@ static char *cgroup_own(bool v2)
 
                 if (!path)
                         continue;
+                *ctls++ = '\0';
                 *path++ = '\0';
                 path[strcspn(path, "\n")] = '\0';
-                if (v2 ? strcmp(line, "0") == 0 && ctls[1] == '\0' : list_has(ctls + 1, "cpuacct"))
+                if (v2 ? strcmp(line, "0") == 0 && *ctls == '\0' : list_has(ctls, "cpuacct"))
                         found = strdup(path);
         }
         if (f)

@@ -71,8 +71,8 @@ typedef struct TargetMemory {
 int target_memory(const Target *t, TargetMemory *ret);
 
 /* CPU time, user and system, in ms, that t has used so far: with a cgroup,
- * that of every process that ran in it, to the nanosecond (cpuacct.usage of
- * cgroup v1's cpuacct hierarchy, else usage_usec in cgroup v2's cpu.stat),
+ * that of every process that ran in it, in ns (cpuacct.usage of
+ * cgroup v1's cpuacct hierarchy) or else µs (usage_usec in v2's cpu.stat),
  * whoever reaped them; without one, the process's and its reaped
  * children's from /proc/PID/stat (in clock ticks, and blind to what was
  * not reaped through it). */
