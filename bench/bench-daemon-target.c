@@ -73,7 +73,7 @@ static int write_agent_config(const Target *t, const TargetSetup *s)
 /* ---- the CPU accounting cgroup -------------------------------------------
  *
  * Each consumer is the first process of a cgroup of its own, so that its
- * CPU is that of everything it started, to the nanosecond, whoever reaps
+ * CPU is that of everything it started, in ns or µs, whoever reaps
  * it (docs/benchmarks.md, "How CPU is measured"). cgroup v1's cpuacct
  * hierarchy first: the agent makes its scripts' cgroups in the memory and
  * pids hierarchies (or v2's), so they stay in this one. Else v2, where the

@@ -46,7 +46,7 @@
  *   burst         plans/s over a burst of trivial plans published at once,
  *                 from the first publish to the last result
  *   CPU           per plan, of each consumer and every process it started:
- *                 its own cgroup's usage, to the nanosecond (see
+ *                 its own cgroup's usage, in ns or µs (see
  *                 target_cpu_ms() and docs/benchmarks.md)
  *
  * Every result is checked (its SourceID, ErrorCode 0, and the exact Body),
