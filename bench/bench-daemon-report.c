@@ -120,6 +120,17 @@ void report_intro(const Bench *b)
                                b->o.config_extra ? " with --config-extra" : ", defaults",
                                b->o.debug ? ", debug log" : "", t->storage);
         }
+        for (size_t i = 0; i < b->n; i++)
+                if (!b->t[i].cgroup) {
+                        printf("CPU: %s has no cgroup of its own (not root?): its CPU is "
+                               "/proc/PID/stat's, in clock ticks, of it and the children it "
+                               "reaped\n",
+                               b->t[i].name);
+                        return;
+                }
+        if (b->n > 0)
+                printf("CPU: each consumer's own cgroup (%s), all its processes\n",
+                       b->t[0].cgroup_v2 ? "cpu.stat usage_usec" : "cpuacct.usage");
 }
 
 void report_starts(const Bench *b)

@@ -22,6 +22,9 @@ typedef struct Target {
         char *storage; /* agents: [DEFAULT] storage */
         char *queue, *results;
         char *config, *log;
+        char *cgroup;      /* its CPU accounting cgroup (see target_cpu_ms()), or NULL */
+        char *cgroup_join; /* the file a process writes "0" to to join it */
+        bool cgroup_v2;
         pid_t pid; /* 0 when not running */
 } Target;
 
@@ -39,14 +42,17 @@ typedef struct TargetSetup {
 #define TARGET_SHA_SCRIPT  "#!/bin/sh\nsha256sum data.bin\n"
 
 /* Fills t's paths and writes its files: the configuration of an agent, the
- * scripts of a floor. dir must exist; storage is made on start. */
+ * scripts of a floor. dir must exist; storage is made on start. Also makes
+ * t's CPU accounting cgroup, named as its plan queue, when this process may
+ * (see target_cpu_ms()); target_clear() removes it. */
 int target_prepare(Target *t, const TargetSetup *s, const char *dir, const char *storage,
                    const char *queue_prefix);
 void target_clear(Target *t);
 
-/* Starts the program; *ret_t0_ms is CLOCK_MONOTONIC just before the fork,
- * *ret_wall_ms CLOCK_REALTIME then (to compare with the log's times). The
- * child gets SIGKILL if the bench dies. */
+/* Starts the program, in t's cgroup if it has one; *ret_t0_ms is
+ * CLOCK_MONOTONIC just before the fork, moved on by the time the child took
+ * to join the cgroup, *ret_wall_ms CLOCK_REALTIME then (to compare with the
+ * log's times). The child gets SIGKILL if the bench dies. */
 int target_start(Target *t, const TargetSetup *s, double *ret_t0_ms, double *ret_wall_ms);
 
 /* 1 if the process has ended (and is reaped, *ret_status its wait status),
@@ -64,8 +70,12 @@ typedef struct TargetMemory {
 
 int target_memory(const Target *t, TargetMemory *ret);
 
-/* CPU time the process and its reaped children have used so far, user and
- * system, in ms (from /proc/PID/stat, in clock ticks). */
+/* CPU time, user and system, in ms, that t has used so far: with a cgroup,
+ * that of every process that ran in it, in ns (cpuacct.usage of
+ * cgroup v1's cpuacct hierarchy) or else µs (usage_usec in v2's cpu.stat),
+ * whoever reaped them; without one, the process's and its reaped
+ * children's from /proc/PID/stat (in clock ticks, and blind to what was
+ * not reaped through it). */
 int target_cpu_ms(const Target *t, double *ret);
 
 /* The CLOCK_REALTIME times (ms) of the agent's "consuming" log lines, in

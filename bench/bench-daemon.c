@@ -45,7 +45,9 @@
  *                 whose script prints their sha256sum; the same round trip
  *   burst         plans/s over a burst of trivial plans published at once,
  *                 from the first publish to the last result
- *   CPU           per plan, of each consumer and the children it reaped
+ *   CPU           per plan, of each consumer and every process it started:
+ *                 its own cgroup's usage, in ns or µs (see
+ *                 target_cpu_ms() and docs/benchmarks.md)
  *
  * Every result is checked (its SourceID, ErrorCode 0, and the exact Body),
  * so a fast wrong answer cannot pass. bench/run-daemon-bench.sh starts a
@@ -346,8 +348,9 @@ static int measure_memory(Bench *b, TargetMemory *ret)
 
 /* ---- plans --------------------------------------------------------------- */
 
-/* CPU time of every consumer now; a process that cannot be read counts 0
- * and shows as a nonsense figure rather than stopping the bench. */
+/* CPU time of every consumer now (target_cpu_ms()); one that cannot be
+ * read counts 0 and shows as a nonsense figure rather than stopping the
+ * bench. */
 static void cpu_mark(const Bench *b, double *ret)
 {
         for (size_t i = 0; i < b->n; i++)
@@ -355,13 +358,16 @@ static void cpu_mark(const Bench *b, double *ret)
                         ret[i] = 0;
 }
 
-static void cpu_per_plan(const Bench *b, const double *before, int count, double *ret)
+/* count is per consumer, or, when paired, per agent: each floor then had a
+ * plan paired with each agent's (bench_plans_of()). A burst is not paired:
+ * every consumer has the same bursts. */
+static void cpu_per_plan(const Bench *b, const double *before, int count, bool paired, double *ret)
 {
         double after[BENCH_MAX_TARGETS];
 
         cpu_mark(b, after);
         for (size_t i = 0; i < b->n; i++)
-                ret[i] = (after[i] - before[i]) / bench_plans_of(b, i, count);
+                ret[i] = (after[i] - before[i]) / (paired ? bench_plans_of(b, i, count) : count);
 }
 
 /* The next result, which must come from t's results queue. */
@@ -661,21 +667,21 @@ static int run(Bench *b)
         if (rc == 0)
                 rc = round_trips(b, b->o.runs, false, b->r.rt_ms);
         if (rc == 0) {
-                cpu_per_plan(b, cpu, b->o.runs, b->r.cpu_rt);
+                cpu_per_plan(b, cpu, b->o.runs, true, b->r.cpu_rt);
                 report_round_trips(b);
         }
         cpu_mark(b, cpu);
         if (rc == 0 && b->o.big > 0)
                 rc = round_trips(b, b->o.big, true, b->r.big_ms);
         if (rc == 0 && b->o.big > 0) {
-                cpu_per_plan(b, cpu, b->o.big, b->r.cpu_big);
+                cpu_per_plan(b, cpu, b->o.big, true, b->r.cpu_big);
                 report_big(b);
         }
         cpu_mark(b, cpu);
         if (rc == 0)
                 rc = bursts(b);
         if (rc == 0 && b->o.bursts > 0) {
-                cpu_per_plan(b, cpu, b->o.bursts * b->o.burst, b->r.cpu_burst);
+                cpu_per_plan(b, cpu, b->o.bursts * b->o.burst, false, b->r.cpu_burst);
                 report_bursts(b);
         }
         if (rc == 0)

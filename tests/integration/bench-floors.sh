@@ -22,6 +22,9 @@ if [ "$(id -u)" != 0 ]; then
     exit 0
 fi
 
+# The consumers' CPU accounting cgroups (named as their plan queues).
+bench_cgroups() { find /sys/fs/cgroup -maxdepth 3 -type d -name 'bench-daemon-*' | sort; }
+cgroups_before=$(bench_cgroups)
 out=$T/bench.out
 timeout 300 "$BENCH_DAEMON" --port "$BROKER_PORT" --only bkd --runs 4 --big 1 --burst 10 \
     --bursts 1 --starts 1 --dir "$T" --keep >"$out" 2>"$T/bench.err"
@@ -33,6 +36,11 @@ check "the round trips have the contained floor's row, against the floor" \
 check "the agent's round trips are against both floors" \
     grep -Eq '^agent \(disk\) +([0-9.]+ +){4}[0-9.]+x +[0-9.]+x' "$out"
 check "the bench splits the agent's cost" grep -q "where the agent's cost goes" "$out"
+# Each consumer's CPU from a cgroup of its own, removed at the end
+# (docs/benchmarks.md, "How CPU is measured").
+check "the CPU figures are the consumers' own cgroups'" \
+    grep -Eq "^CPU: each consumer's own cgroup \((cpuacct.usage|cpu.stat usage_usec)\)" "$out"
+same "no cgroup of the bench's is left" "$cgroups_before" "$(bench_cgroups)"
 klog=$(echo "$T"/bench-daemon.*/k/log)
 # 5 warm-up and 4 measured round trips, 1 + 1 of 2 MiB, 10 in the burst.
 check "each of the contained floor's 21 scripts ran in a cgroup" \
