@@ -53,9 +53,14 @@ queues nobody
 mkdir "$T/nobody"
 printf '#!/bin/sh\necho hello\n' >"$T/nobody/echo.sh"
 echo '{}' >"$T/plan.json"
+# Copies of the programs: the build tree may be where nobody cannot go
+# (a checkout in /root, mode 0700).
+mkdir "$T/nobody/bin"
+cp "$CONTAINED" "$HELPER" "$T/nobody/bin/"
 chown -R nobody "$T/nobody"
 (cd "$T/nobody" && exec timeout 60 setpriv --reuid=nobody --regid=nogroup --clear-groups \
-    env MURANOAGENT_SANDBOX="$HELPER" "$CONTAINED" "$BROKER_PORT" "$q" "$rq" \
+    env MURANOAGENT_SANDBOX="$T/nobody/bin/muranoagent-sandbox" \
+    "$T/nobody/bin/bench-daemon-contained" "$BROKER_PORT" "$q" "$rq" \
     >"$T/nobody.out" 2>&1) &
 pid=$!
 EXTRA_PIDS+=("$pid")
