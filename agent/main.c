@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <jansson.h>
 #include <uv.h>
 
 #include "build-config.h"
@@ -20,6 +21,7 @@
 #include "daemon/daemon.h"
 #include "log/log.h"
 #include "plan/plan.h"
+#include "util/bigmem.h"
 #include "util/macro.h"
 
 #define MAX_SOURCES   64
@@ -303,6 +305,10 @@ static int run_daemon(const Args *a, const Config *cfg)
          * most small blocks without the lock), so sharing the lock cost
          * nothing measurable (docs/footprint.md). */
         mallopt(M_ARENA_MAX, 1);
+        /* jansson's strings through big_malloc(): a large plan's file text
+         * is copied into the parsed document in one block, whose pages are
+         * then asked for in one call instead of faulting one by one. */
+        json_set_alloc_funcs(big_malloc, free);
         start_thread_pool();
         open_log(cfg, true);
         r = daemon_run(cfg, paths);

@@ -98,6 +98,7 @@ static const struct {
         {"{\"XXXXXXXX\": \"YYYYYYYY\", \"XXXXXXXX\": 1}", 0},       /* duplicate long key */
         {"{\"a\": \"XXXXXXXX\", \"b\": \"\\u0000\"}", 0},           /* escaped NUL */
         {"{\"a\": \"XXXXXXXX\", \"b\": \"\\\\u0000\"}", 0},         /* its six bytes */
+        {"{\"a\": \"XXXXXXXX\\n\", \"b\": \"\\t\\u0000\"}", 0},     /* after other escapes */
         {"{\"a\": \"XXX\tXXXXXXXX\"}", 0},                          /* raw control character */
         {"{\"a\": \"XXXXXXXX\\x\"}", 0},                            /* bad escape */
         {"{\"a\": \"XXXXXXXX\\u12\"}", 0},                          /* short \u escape */

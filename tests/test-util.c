@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "util/base64.h"
+#include "util/bigmem.h"
 #include "util/fileio.h"
 #include "util/hexid.h"
 #include "util/macro.h"
@@ -680,6 +682,31 @@ START_TEST(test_hexid)
 }
 END_TEST
 
+/* A big block's whole pages are present before anything is written to it
+ * (MADV_POPULATE_WRITE); a small one is plain malloc. */
+START_TEST(test_big_malloc)
+{
+        size_t page = (size_t)sysconf(_SC_PAGESIZE), n = BIG_MALLOC_MIN * 4, pages, present = 0;
+        _cleanup_free_ char *small = big_malloc(100);
+        _cleanup_free_ char *big = big_malloc(n);
+        _cleanup_free_ unsigned char *vec = NULL;
+        char *from;
+
+        ck_assert_ptr_nonnull(small);
+        ck_assert_ptr_nonnull(big);
+        from = (char *)(((uintptr_t)big + page - 1) & ~(uintptr_t)(page - 1));
+        pages = (size_t)(big + n - from) / page;
+        vec = malloc(pages);
+        ck_assert_ptr_nonnull(vec);
+        ck_assert_int_eq(mincore(from, pages * page, vec), 0);
+        for (size_t i = 0; i < pages; i++)
+                present += vec[i] & 1;
+        ck_assert_uint_eq(present, pages);
+        memset(big, 'x', n);
+        ck_assert_int_eq(big[n - 1], 'x');
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_strbuf);
@@ -698,6 +725,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_b64_padding);
         tcase_add_test(tc, test_b64_random);
         tcase_add_test(tc, test_hexid);
+        tcase_add_test(tc, test_big_malloc);
 }
 
 int main(void)

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "plan/plan-internal.h"
+#include "util/bigmem.h"
 
 /* "\u0000", the decimal index, "\u0000" in the text; NUL, index, NUL once
  * jansson has decoded it. */
@@ -189,7 +190,7 @@ static int restore_string(Restore *st, json_t *string)
                 return json_string_setn_nocheck(string, st->data + run->start, run->len) ? -ENOMEM
                                                                                          : 0;
 
-        out = whole = malloc(total ? total : 1);
+        out = whole = big_malloc(total ? total : 1);
         if (!whole)
                 return -ENOMEM;
         for (p = value; p < end; p = next) {

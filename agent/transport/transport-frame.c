@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "transport/transport-internal.h"
+#include "util/bigmem.h"
 
 void transport_message_done(TransportMessage *m)
 {
@@ -207,7 +208,7 @@ static int feed_header(TransportAssembler *a, const amqp_frame_t *f, TransportFr
          * frame by frame, so that the owner can answer it with an error
          * instead of the agent holding gigabytes for it. */
         if (a->body_size <= a->max_body && a->body_size < SIZE_MAX)
-                msg->body = malloc((size_t)a->body_size + 1);
+                msg->body = big_malloc((size_t)a->body_size + 1);
         /* Memory that cannot be had for a body counts as oversize too: the
          * owner answers the message, and it does not come back forever. */
         if (msg->body) {
