@@ -150,6 +150,8 @@ static int handle(amqp_connection_state_t conn, const amqp_envelope_t *env,
                                  sizeof(output));
         if (rc == CONSUMER_SCRIPT_FATAL)
                 return -1;
+        if (rc == 0 && *output && output[strlen(output) - 1] == '\n')
+                output[strlen(output) - 1] = '\0';
         if (rc < 0) {
                 code = 1;
                 snprintf(output, sizeof(output), "the script failed");

@@ -17,8 +17,9 @@ extern const char consumer_name[];
 /* Before the first message. Returns 0, or -1 (said on stderr). */
 int consumer_script_setup(void);
 
-/* `sh ./script` in the current directory for the message id; its stdout
- * without the final newline goes to out (size bytes, NUL-terminated).
+/* The script in the current directory, run for the message id as each
+ * floor runs it; its stdout goes to out (size bytes, NUL-terminated; the
+ * consumer drops a final newline).
  * Returns 0; -1 when the script could not run or failed (the message gets
  * an error result); or CONSUMER_SCRIPT_FATAL (said on stderr). */
 int consumer_script_run(const char *id, const char *script, char *out, size_t size);

@@ -102,8 +102,6 @@ int consumer_script_run(const char *id, const char *script, char *out, size_t si
                 return -1;
         len = res.out_len < size - 1 ? res.out_len : size - 1;
         memcpy(out, res.out, len);
-        if (len > 0 && out[len - 1] == '\n')
-                len--;
         out[len] = '\0';
         return 0;
 }

@@ -47,8 +47,6 @@ int consumer_script_run(const char *id, const char *script, char *out, size_t si
         close(fds[0]);
         if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
                 return -1;
-        if (got > 0 && out[got - 1] == '\n')
-                got--;
         out[got] = '\0';
         return 0;
 }
