@@ -113,6 +113,14 @@ int journal_lock_holder(const char *storage, pid_t *ret_pid)
         return r;
 }
 
+/* Remove a file that a crash or a failed write left in dirfd, and count
+ * it in the open's report. */
+static void remove_leftover(Journal *j, int dirfd, const char *name)
+{
+        if (j->ops.unlinkat(dirfd, name, 0) == 0)
+                j->report.n_temp_removed++;
+}
+
 /* The result slot of an entry found at open (fd): a whole result a crash
  * left in it before its rename (journal_write_slot()) is given its name,
  * which its seal was made for, so that everything after reads result.json
@@ -126,21 +134,16 @@ static int recover_slot(Journal *j, int fd, JournalIndexEntry *e)
         if (j->ops.fstatat(fd, JOURNAL_RESULT_SLOT, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
             !S_ISREG(st.st_mode))
                 return 0;
-        if (e->result) {
-                if (j->ops.unlinkat(fd, JOURNAL_RESULT_SLOT, 0) == 0)
-                        j->report.n_temp_removed++;
-                return 0;
-        }
-        if (st.st_size == 0) {
+        if (!e->result && st.st_size == 0) {
                 e->slot = true;
                 return 0;
         }
-        /* A journal without seals (its storage moved to a file system
-         * without extended attributes) cannot tell a whole text from one
-         * a crash tore: no result, as when the crash came before it. */
-        if (!j->sealed) {
-                if (j->ops.unlinkat(fd, JOURNAL_RESULT_SLOT, 0) == 0)
-                        j->report.n_temp_removed++;
+        /* Beside a result.json, a leftover. And a journal without seals
+         * (its storage moved to a file system without extended attributes)
+         * cannot tell a whole text from one a crash tore: no result, as
+         * when the crash came before it. */
+        if (e->result || !j->sealed) {
+                remove_leftover(j, fd, JOURNAL_RESULT_SLOT);
                 return 0;
         }
         /* No fsync: a power loss puts it back in the slot, found again. */
@@ -163,8 +166,7 @@ static int recover_entry(Journal *j, const char *ts, JournalIndexEntry *e)
         if (fd < 0)
                 return 0;
         for (size_t i = 0; i < ELEMENTSOF(tmps); i++)
-                if (j->ops.unlinkat(fd, tmps[i], 0) == 0)
-                        j->report.n_temp_removed++;
+                remove_leftover(j, fd, tmps[i]);
         *e = (JournalIndexEntry){.plan = journal_exists_at(j, fd, JOURNAL_PLAN_FILE),
                                  .running = journal_exists_at(j, fd, JOURNAL_RUNNING_FILE),
                                  .result = journal_exists_at(j, fd, JOURNAL_RESULT_FILE),
@@ -209,8 +211,7 @@ static int recover(Journal *j)
                 JournalIndexEntry e;
 
                 if (streq(de->d_name, JOURNAL_STAMP_TMP)) {
-                        if (j->ops.unlinkat(j->plans_fd, de->d_name, 0) == 0)
-                                j->report.n_temp_removed++;
+                        remove_leftover(j, j->plans_fd, de->d_name);
                         continue;
                 }
                 if (!journal_ts_valid(de->d_name))
