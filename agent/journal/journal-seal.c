@@ -43,12 +43,19 @@
 
 _Static_assert(sizeof(SHA256_CTX) <= JOURNAL_SHA_STATE, "room for a SHA256_CTX");
 
+/* What every seal covers first: the domain, the kind of file and its
+ * entry's name, each with its NUL. */
+static void seal_header(void *inner, const char *kind, const char *name)
+{
+        SHA256_Update((SHA256_CTX *)inner, SEAL_DOMAIN, sizeof(SEAL_DOMAIN));
+        SHA256_Update((SHA256_CTX *)inner, kind, strlen(kind) + 1);
+        SHA256_Update((SHA256_CTX *)inner, name, strlen(name) + 1);
+}
+
 void journal_seal_begin(const Journal *j, JournalSealer *s, const char *kind, const char *name)
 {
         memcpy(s->inner, j->seal_inner, sizeof(SHA256_CTX));
-        journal_seal_update(s, SEAL_DOMAIN, sizeof(SEAL_DOMAIN));
-        journal_seal_update(s, kind, strlen(kind) + 1);
-        journal_seal_update(s, name, strlen(name) + 1);
+        seal_header(s->inner, kind, name);
         s->outer = j->seal_outer;
 }
 
@@ -291,10 +298,7 @@ int journal_calls_key(const Journal *j, const char *ts, JournalCallsKey **ret)
                 /* No seals here: a plain SHA-256 of the same bytes, which
                  * tells a whole record from a torn one and nothing more. */
                 SHA256_Init((SHA256_CTX *)k->inner);
-                SHA256_Update((SHA256_CTX *)k->inner, SEAL_DOMAIN, sizeof(SEAL_DOMAIN));
-                SHA256_Update((SHA256_CTX *)k->inner, JOURNAL_CALLS_FILE,
-                              sizeof(JOURNAL_CALLS_FILE));
-                SHA256_Update((SHA256_CTX *)k->inner, ts, strlen(ts) + 1);
+                seal_header(k->inner, JOURNAL_CALLS_FILE, ts);
         }
         *ret = k;
         return 0;
