@@ -8,11 +8,13 @@
  * runner_run_command(), one command without a plan. The sandbox is off,
  * so that no cgroup or root is needed. */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "test-lib.h"
@@ -352,13 +354,34 @@ static JournalCallsKey *entry_key(void)
         return k;
 }
 
-static json_t *run_durable(const char *script)
-{
-        char text[2048], dir[128];
-        _cleanup_json_ json_t *plan = NULL;
+/* The call log's flushes (journal-calls.c calls fdatasync() on it, and
+ * nothing else in this program does on a file of that name): how many,
+ * and the file's length at the last one, which is what a power loss
+ * leaves of it. The plan thread writes these; the loop thread reads them
+ * once the plan's result came, under the runner's lock. */
+static unsigned calls_flushes;
+static off_t calls_durable;
 
-        snprintf(text, sizeof(text), DURABLE_FMT, fx.storage, script, script, fx.storage);
-        plan = json_loads(text, 0, NULL);
+int fdatasync(int fd)
+{
+        char link[64], target[PATH_MAX];
+        struct stat st;
+        ssize_t n;
+
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        n = readlink(link, target, sizeof(target) - 1);
+        if (n > 6 && streq(target + n - 6, "/calls") && fstat(fd, &st) == 0) {
+                calls_flushes++;
+                calls_durable = st.st_size;
+        }
+        return (int)syscall(SYS_fdatasync, fd);
+}
+
+static json_t *run_durable_plan(const char *text)
+{
+        char dir[128];
+        _cleanup_json_ json_t *plan = json_loads(text, 0, NULL);
+
         ck_assert_ptr_nonnull(plan);
         snprintf(dir, sizeof(dir), "%s/entry", fx.storage);
         ck_assert_int_eq(runner_set_call_log(fx.runner, dir, entry_key()), 0);
@@ -366,6 +389,14 @@ static json_t *run_durable(const char *script)
         ck_assert_int_eq(uv_run(&fx.loop, UV_RUN_DEFAULT), 0);
         ck_assert_ptr_nonnull(durable_result);
         return json_object_get(durable_result, "Body");
+}
+
+static json_t *run_durable(const char *script)
+{
+        char text[2048];
+
+        snprintf(text, sizeof(text), DURABLE_FMT, fx.storage, script, script, fx.storage);
+        return run_durable_plan(text);
 }
 
 static void put(const char *name, const char *text)
@@ -417,13 +448,15 @@ static void durable_teardown(void)
 
         json_decref(durable_result);
         durable_result = NULL;
-        for (const char *const *n = (const char *const[]){"entry/calls", "input", "count", NULL};
+        for (const char *const *n =
+                     (const char *const[]){"entry/calls", "input", "count", "boot", NULL};
              *n; n++) {
                 snprintf(path, sizeof(path), "%s/%s", fx.storage, *n);
                 (void)unlink(path);
         }
         snprintf(path, sizeof(path), "%s/entry", fx.storage);
         (void)rmdir(path);
+        unsetenv("MURANOAGENT_BOOT_ID_FILE");
         /* The journal entry_key() opened. */
         snprintf(path, sizeof(path), "%s/plans", fx.storage);
         (void)rm_rf(path);
@@ -484,6 +517,111 @@ START_TEST(test_durable_ends)
         ck_assert_ptr_nonnull(
                 strstr(json_string_value(json_object_get(body, "Message")), end_cases[_i].says));
         ck_assert_int_eq(starts(), 1);
+        durable_teardown();
+}
+END_TEST
+
+/* A Body of n calls of script c, idempotent or not, that returns what
+ * each printed. */
+#define CALLS_FMT                                                                                  \
+        "{\"FormatVersion\": \"2.1.0\", \"ID\": \"d\", \"Action\": \"Execute\","                   \
+        " \"Body\": \"r = []\\nfor i in range(%d):\\n    r.append(c().stdout.strip())\\n"          \
+        "return r\", \"Scripts\": {\"c\": {\"Type\": \"Application\", \"Version\": \"1.0.0\","     \
+        " \"EntryPoint\": \"f\", \"Files\": [],"                                                   \
+        " \"Options\": {\"captureStdout\": true, \"idempotent\": %s}}},"                           \
+        " \"Files\": {\"f\": {\"Name\": \"c.sh\", \"BodyType\": \"Text\","                         \
+        " \"Body\": \"#!/bin/sh\\necho x >> %s/count\\necho ran\\n\"}}}"
+
+/* The boot the next run sees (MURANOAGENT_BOOT_ID_FILE). */
+static void set_boot(const char *id)
+{
+        char path[128];
+
+        put("boot", id);
+        snprintf(path, sizeof(path), "%s/boot", fx.storage);
+        ck_assert_int_eq(setenv("MURANOAGENT_BOOT_ID_FILE", path, 1), 0);
+}
+
+/* Run the Body of n calls, counting the call log's flushes. */
+static json_t *run_calls(int n, bool idempotent)
+{
+        char text[2048];
+
+        snprintf(text, sizeof(text), CALLS_FMT, n, idempotent ? "true" : "false", fx.storage);
+        calls_flushes = 0;
+        return run_durable_plan(text);
+}
+
+/* The call log's flushes: one per call, its start's; the end record is
+ * made durable by the next start's flush, or needs none once the result is
+ * stored. An idempotent script's end is flushed too (a lost one would run
+ * the finished call again). */
+static const struct {
+        int calls;
+        bool idempotent;
+        unsigned flushes;
+} flush_cases[] = {
+        {1, false, 1},
+        {3, false, 3},
+        {1, true, 2},
+        {3, true, 6},
+};
+
+START_TEST(test_durable_flushes)
+{
+        char dir[128];
+        const json_t *body;
+
+        snprintf(dir, sizeof(dir), "%s/entry", fx.storage);
+        ck_assert_int_eq(mkdir(dir, 0700), 0);
+        body = run_calls(flush_cases[_i].calls, flush_cases[_i].idempotent);
+        ck_assert_int_eq(json_integer_value(json_object_get(durable_result, "ErrorCode")), 0);
+        ck_assert_uint_eq(json_array_size(body), (size_t)flush_cases[_i].calls);
+        ck_assert_int_eq(starts(), flush_cases[_i].calls);
+        ck_assert_uint_eq(calls_flushes, flush_cases[_i].flushes);
+        durable_teardown();
+}
+END_TEST
+
+/* A power loss right after the Body's last call: the call log keeps what
+ * its last flush covered (a torn rest is cut at open: test-journal-calls.c)
+ * and the VM boots again. The last call's end was not flushed: the plan is
+ * answered with 103 naming that call, which does not run again; the calls
+ * before it are replayed, their ends made durable by the next start's
+ * flush. An idempotent script's end was flushed: the plan resumes whole. */
+static const struct {
+        int calls;
+        bool idempotent;
+        int code;
+        const char *says;
+} loss_cases[] = {
+        {1, false, 103, "the VM rebooted during call 0, c(), which was not run again"},
+        {3, false, 103, "the VM rebooted during call 2, c(), which was not run again"},
+        {3, true, 0, NULL},
+};
+
+START_TEST(test_durable_power_loss)
+{
+        char dir[128], path[128];
+        const json_t *body;
+
+        snprintf(dir, sizeof(dir), "%s/entry", fx.storage);
+        ck_assert_int_eq(mkdir(dir, 0700), 0);
+        set_boot("boot-1");
+        run_calls(loss_cases[_i].calls, loss_cases[_i].idempotent);
+        ck_assert_int_eq(json_integer_value(json_object_get(durable_result, "ErrorCode")), 0);
+        snprintf(path, sizeof(path), "%s/entry/calls", fx.storage);
+        ck_assert_int_eq(truncate(path, calls_durable), 0);
+        set_boot("boot-2");
+        body = run_calls(loss_cases[_i].calls, loss_cases[_i].idempotent);
+        ck_assert_int_eq(json_integer_value(json_object_get(durable_result, "ErrorCode")),
+                         loss_cases[_i].code);
+        if (loss_cases[_i].says)
+                ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(body, "Message")),
+                                             loss_cases[_i].says));
+        else
+                ck_assert_uint_eq(json_array_size(body), (size_t)loss_cases[_i].calls);
+        ck_assert_int_eq(starts(), loss_cases[_i].calls);
         durable_teardown();
 }
 END_TEST
@@ -621,6 +759,8 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_cancel_idle);
         tcase_add_test(tc, test_durable_replay);
         tcase_add_loop_test(tc, test_durable_ends, 0, (int)ELEMENTSOF(end_cases));
+        tcase_add_loop_test(tc, test_durable_flushes, 0, (int)ELEMENTSOF(flush_cases));
+        tcase_add_loop_test(tc, test_durable_power_loss, 0, (int)ELEMENTSOF(loss_cases));
         tcase_add_test(tc, test_cancel_after_result);
         tcase_add_loop_test(tc, test_durable_planted, 0, 2);
         tcase_add_test(tc, test_run_command);

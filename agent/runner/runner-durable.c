@@ -237,9 +237,20 @@ static int replay_end(RunnerDurable *d, const JournalCallRecord *e, json_t **ret
         return err->message ? 1 : -ENOMEM;
 }
 
-/* The end of call idx; with boot, it asked for a reboot (a reboot record
- * follows once the reboot command runs). */
-static int record_end(RunnerDurable *d, size_t idx, int rc, const json_t *res,
+/* The end of call idx of script; with boot, it asked for a reboot (a
+ * reboot record follows once the reboot command runs).
+ *
+ * Not fdatasync'd, unless the script is idempotent: what comes next makes
+ * it durable or moot: the next start record or the reboot record is
+ * fdatasync'd before the next script or the reboot command runs, which
+ * covers every byte before it, and once the plan's result is stored the
+ * log is never read again. A kill loses no written byte; only a power loss
+ * or a kernel crash before then can take the record, and then the call
+ * looks as if it was running: the plan is answered with 103 naming it,
+ * and it does not run a second time. An idempotent call would run again
+ * instead, and a finished call never does (docs/daemon.md): its end is
+ * fdatasync'd. */
+static int record_end(RunnerDurable *d, size_t idx, const char *script, int rc, const json_t *res,
                       const BodyCallError *err, bool boot)
 {
         json_t *rec;
@@ -251,7 +262,7 @@ static int record_end(RunnerDurable *d, size_t idx, int rc, const json_t *res,
                 rec = json_pack("{s:I, s:{s:i, s:s, s:O?}, s:s?}", "call", (json_int_t)idx, "error",
                                 "code", err->code, "message", err->message ? err->message : "",
                                 "additionalInfo", err->additional_info, "cwd", *d->cwd);
-        return append(d, JOURNAL_CALL_END, rec, true);
+        return append(d, JOURNAL_CALL_END, rec, option_true(d, script, "idempotent"));
 }
 
 /* The call asked for a reboot: when its exit code is the reboot code, the
@@ -433,7 +444,7 @@ int runner_durable_call(RunnerDurable *d, const BodyCall *call, runner_durable_r
                 return rc;
         }
         bool boot = wants_reboot(reboot_code(d, call->script), &rc, ret, err);
-        r = record_end(d, idx, rc, *ret, err, boot);
+        r = record_end(d, idx, call->script, rc, *ret, err, boot);
         if (r < 0) {
                 if (rc == 0)
                         *ret = (json_decref(*ret), NULL);
