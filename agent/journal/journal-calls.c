@@ -1,5 +1,6 @@
-/* One plan's call log: records appended and fsync'd by the plan thread,
- * read back and checked when the plan resumes (journal-calls.h). */
+/* One plan's call log: records appended by the plan thread, each flushed when
+ * the runner asks, read back and checked when the plan resumes
+ * (journal-calls.h). */
 #include "journal/journal-calls.h"
 
 #include <errno.h>
