@@ -240,8 +240,8 @@ static int replay_end(RunnerDurable *d, const JournalCallRecord *e, json_t **ret
 /* The end of call idx of script; with boot, it asked for a reboot (a
  * reboot record follows once the reboot command runs).
  *
- * Not fdatasync'd, unless the script is idempotent: what comes next makes
- * it durable or moot: the next start record or the reboot record is
+ * Not fdatasync'd, unless the script is idempotent, since what comes next
+ * makes it durable or moot. The next start record or the reboot record is
  * fdatasync'd before the next script or the reboot command runs, which
  * covers every byte before it, and once the plan's result is stored the
  * log is never read again. A kill loses no written byte; only a power loss
