@@ -10,30 +10,27 @@
 # removes the file system again, also when COMMAND fails or the script is
 # interrupted. bench/run-daemon-bench.sh sources it for --fs.
 #
-# The file system: an image file in $JEXT4_IMAGE_DIR (default /var/tmp, so
-# that its writes and flushes reach this machine's disk) of $JEXT4_SIZE MiB
-# (default 2048: the journal is then 64 MiB, as on a root of 2 to 16 GiB),
-# written with zeros first (an image made by fallocate, or zeroed by mkfs
-# the fast way, has unwritten extents, and each first write to one of
-# them, such as each of the journal's blocks, would cost the loop device
-# an allocation in this machine's file system); made by mkfs.ext4 with
-# the defaults of the system's /etc/mke2fs.conf (on Debian 12: has_journal,
-# ext_attr, resize_inode, dir_index, filetype, extent, 64bit, flex_bg,
-# sparse_super, large_file, huge_file, dir_nlink, extra_isize,
-# metadata_csum; 4 KiB blocks, 256-byte inodes, the journal's size by the
-# file system's) and its inode tables and journal written out at once
-# instead of lazily, so that no background initialisation runs during the
-# bench; attached to a loop device with direct I/O (no second page cache
-# of the image) and mounted in a temporary directory with the options in
-# $JEXT4_MOUNT_OPTIONS (default "defaults"). Not "discard", which this
-# machine's root and Debian's and Ubuntu's cloud images have: through a loop
-# device a discard punches a hole in the image file, and each later write
-# there allocates again, which made each plan's removal take 4 to 8 ms
-# where this machine's disk takes its discards in 0.1 ms
-# (docs/benchmarks.md, "The machine"). $JEXT4_MKFS_OPTIONS,
-# when set, is added to mkfs.ext4's options: "-O ^has_journal" makes the
-# same file system on the same loop device without a journal, the control
-# that says what the loop device itself costs. Only root can do this.
+# The file system (docs/benchmarks.md, "On a journaled ext4", says what
+# it is and what the loop device under it costs): an image file in
+# $JEXT4_IMAGE_DIR (default /var/tmp, so that its writes and flushes reach
+# this machine's disk) of $JEXT4_SIZE MiB (default 2048, whose journal is
+# that of a root of 2 to 16 GiB); made by mkfs.ext4 with the system's
+# defaults; on a loop device with direct I/O (no second page cache of the
+# image); mounted in a temporary directory with $JEXT4_MOUNT_OPTIONS
+# (default "defaults"). $JEXT4_MKFS_OPTIONS, when set, is added to
+# mkfs.ext4's: "-O ^has_journal" makes the control without a journal.
+# Only root can do this.
+#
+# The image is written with zeros first, and mkfs writes its zeros rather
+# than asking for them: an image made by fallocate, or zeroed the fast
+# way, has unwritten extents, and each first write to one of them (each of
+# the journal's blocks, once) would cost the loop device an allocation in
+# this machine's file system. The inode tables and the journal are written
+# at once, so that no lazy initialisation runs in the background during
+# the bench. Not mounted with "discard", as this machine's root and cloud
+# images are: through a loop device a discard punches a hole in the image,
+# and the next write there allocates again: work that a cloud disk leaves
+# to its host.
 
 jext4_image=
 jext4_loop=
@@ -67,7 +64,6 @@ jext4_make() {
     local opts=${JEXT4_MOUNT_OPTIONS:-defaults}
     jext4_image=$(mktemp "${JEXT4_IMAGE_DIR:-/var/tmp}/bench-ext4.XXXXXX.img")
     dd if=/dev/zero of="$jext4_image" bs=1M count="${JEXT4_SIZE:-2048}" conv=fsync status=none
-    # UNIX_IO_NOZEROOUT: mkfs writes its zeros instead of asking for them.
     # shellcheck disable=SC2086 # a list of options
     UNIX_IO_NOZEROOUT=1 mkfs.ext4 -q -F -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 \
         ${JEXT4_MKFS_OPTIONS:-} "$jext4_image"
