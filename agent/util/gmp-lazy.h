@@ -25,23 +25,6 @@
 
 #include "util/lazylib.h"
 
-/* Tests may set gmp_lazy_lib.library (the file name to dlopen()) before
- * the first load. */
-extern LazyLib gmp_lazy_lib;
-
-/* Load libgmp and resolve every function below, once per process:
- * lazylib_load(). */
-static inline int gmp_lazy_load(void)
-{
-        return lazylib_load(&gmp_lazy_lib);
-}
-
-/* Why the load failed ("" before the first load, or after a success). */
-static inline const char *gmp_lazy_error(void)
-{
-        return lazylib_error(&gmp_lazy_lib);
-}
-
 /* X(member, libgmp symbol): every GMP function the agent calls. */
 #define GMP_LAZY_FUNCTIONS(X)                                                                      \
         X(abs, __gmpz_abs)                                                                         \
@@ -82,19 +65,9 @@ static inline const char *gmp_lazy_error(void)
         X(xor_, __gmpz_xor)                                                                        \
         X(get_memory_functions, __gmp_get_memory_functions)
 
-#define GMP_LAZY_MEMBER(m, sym) __typeof__(sym) *m;
-#define GMP_LAZY_ONE(m, sym)    +1
-/* The functions by name, and as the slots lazylib_load() fills. */
-union gmp_lazy_table {
-        struct {
-                GMP_LAZY_FUNCTIONS(GMP_LAZY_MEMBER)
-        } f;
-        void *slots[0 GMP_LAZY_FUNCTIONS(GMP_LAZY_ONE)];
-};
-#undef GMP_LAZY_ONE
-#undef GMP_LAZY_MEMBER
-
-extern union gmp_lazy_table gmp_lazy;
+/* gmp_lazy_lib, gmp_lazy, gmp_lazy_load(), gmp_lazy_error(): see
+ * util/lazylib.h. */
+LAZYLIB_DECLARE(gmp, GMP_LAZY_FUNCTIONS)
 
 #undef mpz_abs
 #define mpz_abs (*gmp_lazy.f.abs)

@@ -18,23 +18,6 @@
 
 #include "util/lazylib.h"
 
-/* Tests may set yaml_lazy_lib.library (the file name to dlopen()) before
- * the first load. */
-extern LazyLib yaml_lazy_lib;
-
-/* Load libyaml and resolve every function below, once per process:
- * lazylib_load(). */
-static inline int yaml_lazy_load(void)
-{
-        return lazylib_load(&yaml_lazy_lib);
-}
-
-/* Why the load failed ("" before the first load, or after a success). */
-static inline const char *yaml_lazy_error(void)
-{
-        return lazylib_error(&yaml_lazy_lib);
-}
-
 /* X(member, libyaml symbol): every libyaml function the agent calls. */
 #define YAML_LAZY_FUNCTIONS(X)                                                                     \
         X(parser_initialize, yaml_parser_initialize)                                               \
@@ -43,19 +26,9 @@ static inline const char *yaml_lazy_error(void)
         X(parser_delete, yaml_parser_delete)                                                       \
         X(event_delete, yaml_event_delete)
 
-#define YAML_LAZY_MEMBER(m, sym) __typeof__(sym) *m;
-#define YAML_LAZY_ONE(m, sym)    +1
-/* The functions by name, and as the slots lazylib_load() fills. */
-union yaml_lazy_table {
-        struct {
-                YAML_LAZY_FUNCTIONS(YAML_LAZY_MEMBER)
-        } f;
-        void *slots[0 YAML_LAZY_FUNCTIONS(YAML_LAZY_ONE)];
-};
-#undef YAML_LAZY_ONE
-#undef YAML_LAZY_MEMBER
-
-extern union yaml_lazy_table yaml_lazy;
+/* yaml_lazy_lib, yaml_lazy, yaml_lazy_load(), yaml_lazy_error(): see
+ * util/lazylib.h. */
+LAZYLIB_DECLARE(yaml, YAML_LAZY_FUNCTIONS)
 
 #define yaml_parser_initialize       (*yaml_lazy.f.parser_initialize)
 #define yaml_parser_set_input_string (*yaml_lazy.f.parser_set_input_string)
