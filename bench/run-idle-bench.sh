@@ -4,7 +4,7 @@
 # when it is installed.
 #
 #   bench/run-idle-bench.sh [-B BUILD_DIR] [-n AGENTS] [-s SECONDS] [-k]
-#                           [-p PLANS] [-w WATCHDOG_SECONDS] [-e CONFIG_LINES]
+#                           [-p PLANS] [-w WATCHDOG_SECONDS] [-e CONFIG_LINES] [-m]
 #
 #   -n  agents started, each with its own storage and queues (default 1)
 #   -s  seconds of idleness measured (default 60)
@@ -15,6 +15,8 @@
 #       ($WATCHDOG_USEC, $NOTIFY_SOCKET pointing at a datagram socket that
 #       nobody reads)
 #   -e  lines appended to each agent's configuration (e.g. "[agent]\nheartbeat = 30")
+#   -m  also print the first agent's Rss and Pss per mapped object
+#       (/proc/PID/smaps: the program, each library, anonymous memory)
 #
 # It starts a throwaway broker (tests/broker.sh) on 127.0.0.1, the agents
 # (muranoagent of BUILD_DIR), waits until every one consumes and has been
@@ -29,8 +31,8 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build
-agents=1 seconds=60 key=false plans=0 watchdog=0 extra=""
-while getopts B:n:s:kp:w:e: opt; do
+agents=1 seconds=60 key=false plans=0 watchdog=0 extra="" objects=false
+while getopts B:n:s:kp:w:e:m opt; do
     case $opt in
     B) build=$(cd "$OPTARG" && pwd) ;;
     n) agents=$OPTARG ;;
@@ -39,7 +41,8 @@ while getopts B:n:s:kp:w:e: opt; do
     p) plans=$OPTARG ;;
     w) watchdog=$OPTARG ;;
     e) extra=$OPTARG ;;
-    *) sed -n '2,18s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+    m) objects=true ;;
+    *) sed -n '2,20s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
     esac
 done
 agent=$build/agent/muranoagent
@@ -154,4 +157,12 @@ if [ -n "$qga_pid" ]; then
     awk -v w="$w" -v s="$seconds" -v r="$(rss "$qga_pid")" -v p="$(pss "$qga_pid")" \
         'BEGIN { printf "%-22s %8d %14.2f %14.2f %10d %10d\n", "qemu-ga", 1, w * 60 / s,
                  w * 60 / s, r, p }'
+fi
+if $objects; then
+    # smaps: a header line per mapping (its path is the 6th field, none for
+    # anonymous memory), then its counters.
+    awk '/^[0-9a-f]+-[0-9a-f]+ / { o = NF >= 6 ? $6 : "[anon]"; sub(".*/", "", o); next }
+         $1 == "Rss:" { r[o] += $2 } $1 == "Pss:" { p[o] += $2 }
+         END { for (o in r) if (r[o]) printf "  %-28s %10d %10d\n", o, r[o], p[o] }' \
+        /proc/"${pids[0]}"/smaps | sort -k2 -rn
 fi

@@ -21,7 +21,7 @@
 
 static void setup(void)
 {
-        gmp_lazy_set_library(MISSING);
+        gmp_lazy_lib.library = MISSING;
 }
 
 static void teardown(void)

@@ -25,13 +25,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
 #include "plan/plan-internal.h"
 #include "util/gmp-lazy.h"
 #include "util/pyjson.h"
 #include "util/pyrepr.h"
 #include "util/strbuf.h"
+#include "util/yaml-lazy.h"
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
 
@@ -421,6 +421,10 @@ int plan_parse_yaml(const char *data, size_t len, const PlanLimits *lim, json_t 
         r = plan_check_text(data, len, lim, err);
         if (r != 0)
                 return r;
+        if (yaml_lazy_load() < 0)
+                return plan_error_setf(err, PLAN_CODE_EXCEPTION, 0, 0,
+                                       "YAML plans need libyaml, which cannot be loaded: %s",
+                                       yaml_lazy_error());
         if (!yaml_parser_initialize(&storage))
                 return -ENOMEM;
         parser = &storage;

@@ -2,12 +2,11 @@
  *
  * Python's ints beyond 64 bits are computed by GMP, but nearly no plan ever
  * has one, and a linked libgmp costs every idle agent about 0.12 MiB of
- * resident memory (docs/footprint.md): the loader maps it and reads its
- * symbol tables at start. So the agent does not link it: this header
- * replaces GMP's mpz_* names (macros for libgmp's __gmpz_* symbols) with
- * calls through a table that gmp_lazy_load() fills once, with
- * dlopen("libgmp.so.10", RTLD_NOW) and dlsym(), as systemd does for its
- * optional libraries. gmp.h is only needed at build time.
+ * resident memory (docs/footprint.md). So the agent does not link it
+ * (util/lazylib.h): this header replaces GMP's mpz_* names (macros for
+ * libgmp's __gmpz_* symbols) with calls through a table that
+ * gmp_lazy_load() fills once from "libgmp.so.10". gmp.h is only needed at
+ * build time.
  *
  * The rule: every code path that may make the first integer beyond 64 bits
  * calls gmp_lazy_load() before any mpz_* function, and fails with a clear
@@ -18,32 +17,13 @@
  * gmp.h's own mpz_sgn, mpz_odd_p) are inline and need no library.
  *
  * GMP's memory rule is unchanged: an mpz_t made with mpz_init*() is
- * malloc'd by GMP and must be mpz_clear()ed on every path. The library is
- * never unloaded. Thread-safe (pthread_once). */
+ * malloc'd by GMP and must be mpz_clear()ed on every path. */
 #pragma once
 
 #include <gmp.h>
 #include <stddef.h>
 
-int gmp_lazy_load_once(void);
-extern int gmp_lazy_loaded; /* read and written with __atomic builtins */
-
-/* Load libgmp and resolve every function below, once per process.
- * 0, or -1 when it cannot be loaded; gmp_lazy_error() says why. Once
- * loaded, one atomic read. */
-static inline int gmp_lazy_load(void)
-{
-        if (__builtin_expect(__atomic_load_n(&gmp_lazy_loaded, __ATOMIC_ACQUIRE), 1))
-                return 0;
-        return gmp_lazy_load_once();
-}
-
-/* Why the load failed ("" before the first load, or after a success). */
-const char *gmp_lazy_error(void);
-
-/* For tests only, before the first load: the file name to dlopen()
- * instead of libgmp.so.10. */
-void gmp_lazy_set_library(const char *name);
+#include "util/lazylib.h"
 
 /* X(member, libgmp symbol): every GMP function the agent calls. */
 #define GMP_LAZY_FUNCTIONS(X)                                                                      \
@@ -85,88 +65,84 @@ void gmp_lazy_set_library(const char *name);
         X(xor_, __gmpz_xor)                                                                        \
         X(get_memory_functions, __gmp_get_memory_functions)
 
-#define GMP_LAZY_MEMBER(m, sym) __typeof__(sym) *m;
-struct gmp_lazy_table {
-        GMP_LAZY_FUNCTIONS(GMP_LAZY_MEMBER)
-};
-#undef GMP_LAZY_MEMBER
-
-extern struct gmp_lazy_table gmp_lazy;
+/* gmp_lazy_lib, gmp_lazy, gmp_lazy_load(), gmp_lazy_error(): see
+ * util/lazylib.h. */
+LAZYLIB_DECLARE(gmp, GMP_LAZY_FUNCTIONS)
 
 #undef mpz_abs
-#define mpz_abs (*gmp_lazy.abs)
+#define mpz_abs (*gmp_lazy.f.abs)
 #undef mpz_add
-#define mpz_add (*gmp_lazy.add)
+#define mpz_add (*gmp_lazy.f.add)
 #undef mpz_add_ui
-#define mpz_add_ui (*gmp_lazy.add_ui)
+#define mpz_add_ui (*gmp_lazy.f.add_ui)
 #undef mpz_and
-#define mpz_and (*gmp_lazy.and_)
+#define mpz_and (*gmp_lazy.f.and_)
 #undef mpz_clear
-#define mpz_clear (*gmp_lazy.clear)
+#define mpz_clear (*gmp_lazy.f.clear)
 #undef mpz_clears
-#define mpz_clears (*gmp_lazy.clears)
+#define mpz_clears (*gmp_lazy.f.clears)
 #undef mpz_cmp
-#define mpz_cmp (*gmp_lazy.cmp)
+#define mpz_cmp (*gmp_lazy.f.cmp)
 #undef mpz_cmp_d
-#define mpz_cmp_d (*gmp_lazy.cmp_d)
+#define mpz_cmp_d (*gmp_lazy.f.cmp_d)
 #undef mpz_cmp_ui
-#define mpz_cmp_ui (*gmp_lazy.cmp_ui)
+#define mpz_cmp_ui (*gmp_lazy.f.cmp_ui)
 #undef mpz_cmpabs_ui
-#define mpz_cmpabs_ui (*gmp_lazy.cmpabs_ui)
+#define mpz_cmpabs_ui (*gmp_lazy.f.cmpabs_ui)
 #undef mpz_com
-#define mpz_com (*gmp_lazy.com)
+#define mpz_com (*gmp_lazy.f.com)
 #undef mpz_fdiv_q
-#define mpz_fdiv_q (*gmp_lazy.fdiv_q)
+#define mpz_fdiv_q (*gmp_lazy.f.fdiv_q)
 #undef mpz_fdiv_q_2exp
-#define mpz_fdiv_q_2exp (*gmp_lazy.fdiv_q_2exp)
+#define mpz_fdiv_q_2exp (*gmp_lazy.f.fdiv_q_2exp)
 #undef mpz_fdiv_qr
-#define mpz_fdiv_qr (*gmp_lazy.fdiv_qr)
+#define mpz_fdiv_qr (*gmp_lazy.f.fdiv_qr)
 #undef mpz_fdiv_r
-#define mpz_fdiv_r (*gmp_lazy.fdiv_r)
+#define mpz_fdiv_r (*gmp_lazy.f.fdiv_r)
 #undef mpz_get_str
-#define mpz_get_str (*gmp_lazy.get_str)
+#define mpz_get_str (*gmp_lazy.f.get_str)
 #undef mpz_init
-#define mpz_init (*gmp_lazy.init)
+#define mpz_init (*gmp_lazy.f.init)
 #undef mpz_init_set_d
-#define mpz_init_set_d (*gmp_lazy.init_set_d)
+#define mpz_init_set_d (*gmp_lazy.f.init_set_d)
 #undef mpz_init_set_str
-#define mpz_init_set_str (*gmp_lazy.init_set_str)
+#define mpz_init_set_str (*gmp_lazy.f.init_set_str)
 #undef mpz_inits
-#define mpz_inits (*gmp_lazy.inits)
+#define mpz_inits (*gmp_lazy.f.inits)
 #undef mpz_invert
-#define mpz_invert (*gmp_lazy.invert)
+#define mpz_invert (*gmp_lazy.f.invert)
 #undef mpz_ior
-#define mpz_ior (*gmp_lazy.ior)
+#define mpz_ior (*gmp_lazy.f.ior)
 #undef mpz_mul
-#define mpz_mul (*gmp_lazy.mul)
+#define mpz_mul (*gmp_lazy.f.mul)
 #undef mpz_mul_2exp
-#define mpz_mul_2exp (*gmp_lazy.mul_2exp)
+#define mpz_mul_2exp (*gmp_lazy.f.mul_2exp)
 #undef mpz_mul_ui
-#define mpz_mul_ui (*gmp_lazy.mul_ui)
+#define mpz_mul_ui (*gmp_lazy.f.mul_ui)
 #undef mpz_neg
-#define mpz_neg (*gmp_lazy.neg)
+#define mpz_neg (*gmp_lazy.f.neg)
 #undef mpz_pow_ui
-#define mpz_pow_ui (*gmp_lazy.pow_ui)
+#define mpz_pow_ui (*gmp_lazy.f.pow_ui)
 #undef mpz_powm
-#define mpz_powm (*gmp_lazy.powm)
+#define mpz_powm (*gmp_lazy.f.powm)
 #undef mpz_set
-#define mpz_set (*gmp_lazy.set)
+#define mpz_set (*gmp_lazy.f.set)
 #undef mpz_set_str
-#define mpz_set_str (*gmp_lazy.set_str)
+#define mpz_set_str (*gmp_lazy.f.set_str)
 #undef mpz_set_ui
-#define mpz_set_ui (*gmp_lazy.set_ui)
+#define mpz_set_ui (*gmp_lazy.f.set_ui)
 #undef mpz_sizeinbase
-#define mpz_sizeinbase (*gmp_lazy.sizeinbase)
+#define mpz_sizeinbase (*gmp_lazy.f.sizeinbase)
 #undef mpz_sub
-#define mpz_sub (*gmp_lazy.sub)
+#define mpz_sub (*gmp_lazy.f.sub)
 #undef mpz_tdiv_qr
-#define mpz_tdiv_qr (*gmp_lazy.tdiv_qr)
+#define mpz_tdiv_qr (*gmp_lazy.f.tdiv_qr)
 #undef mpz_ui_pow_ui
-#define mpz_ui_pow_ui (*gmp_lazy.ui_pow_ui)
+#define mpz_ui_pow_ui (*gmp_lazy.f.ui_pow_ui)
 #undef mpz_xor
-#define mpz_xor (*gmp_lazy.xor_)
+#define mpz_xor (*gmp_lazy.f.xor_)
 #undef mp_get_memory_functions
-#define mp_get_memory_functions (*gmp_lazy.get_memory_functions)
+#define mp_get_memory_functions (*gmp_lazy.f.get_memory_functions)
 
 /* GMP's field reads, without the library. */
 static inline size_t gmp_lazy_size(mpz_srcptr z)

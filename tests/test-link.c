@@ -1,0 +1,103 @@
+/* The daemon's program as it is linked (docs/footprint.md): it needs
+ * neither libyaml nor libgmp, which are loaded on first use
+ * (util/lazylib.h), and, when agent/cold.ld was given to the linker, its
+ * cold code is linked after the rest of its code (the script's patterns
+ * still name the objects meson makes). */
+#include <check.h>
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test-lib.h"
+#include "util/fileio.h"
+#include "util/macro.h"
+#include "util/strbuf.h"
+
+static const char *program(void)
+{
+        const char *p = getenv("MURANOAGENT");
+
+        ck_assert_ptr_nonnull(p);
+        return p;
+}
+
+/* The shared objects the dynamic loader maps for PROGRAM, as ldd lists
+ * them (LD_TRACE_LOADED_OBJECTS: the program is loaded, not run). */
+static void loaded_objects(const char *program, StrBuf *out)
+{
+        _cleanup_free_ char *cmd = NULL;
+        char buf[4096];
+        size_t n;
+        FILE *f;
+
+        ck_assert_int_ne(asprintf(&cmd, "LD_TRACE_LOADED_OBJECTS=1 '%s'", program), -1);
+        f = popen(cmd, "r");
+        ck_assert_ptr_nonnull(f);
+        while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+                ck_assert_int_eq(strbuf_append(out, buf, n), 0);
+        ck_assert_int_eq(pclose(f), 0);
+}
+
+START_TEST(test_program_links_neither)
+{
+        _cleanup_strbuf_ StrBuf s = STRBUF_INIT;
+
+        loaded_objects(program(), &s);
+        /* The check sees the loader's list at all. */
+        ck_assert_msg(strstr(s.data, "libjansson.so"), "%s", s.data);
+        ck_assert_msg(!strstr(s.data, "libyaml"), "%s", s.data);
+        ck_assert_msg(!strstr(s.data, "libgmp"), "%s", s.data);
+}
+END_TEST
+
+/* The section header named NAME of the ELF image, or NULL. */
+static const Elf64_Shdr *section(const char *elf, size_t len, const char *name)
+{
+        const Elf64_Ehdr *eh = (const Elf64_Ehdr *)elf;
+        const Elf64_Shdr *sh, *names;
+
+        ck_assert_uint_ge(len, sizeof(*eh));
+        ck_assert_int_eq(memcmp(eh->e_ident, ELFMAG, SELFMAG), 0);
+        ck_assert_int_eq(eh->e_ident[EI_CLASS], ELFCLASS64);
+        ck_assert_uint_le(eh->e_shoff + (size_t)eh->e_shnum * sizeof(*sh), len);
+        sh = (const Elf64_Shdr *)(elf + eh->e_shoff);
+        ck_assert_uint_lt(eh->e_shstrndx, eh->e_shnum);
+        names = &sh[eh->e_shstrndx];
+        for (size_t i = 0; i < eh->e_shnum; i++) {
+                ck_assert_uint_lt(names->sh_offset + sh[i].sh_name, len);
+                if (strcmp(elf + names->sh_offset + sh[i].sh_name, name) == 0)
+                        return &sh[i];
+        }
+        return NULL;
+}
+
+START_TEST(test_cold_code_after_the_rest)
+{
+        _cleanup_free_ char *elf = NULL;
+        const Elf64_Shdr *text, *cold;
+        size_t len = 0;
+
+        ck_assert_int_eq(file_read_all(program(), 64 << 20, &elf, &len), 0);
+        text = section(elf, len, ".text");
+        cold = section(elf, len, ".text.cold");
+        ck_assert_ptr_nonnull(text);
+        ck_assert_ptr_nonnull(cold);
+        ck_assert_uint_gt(cold->sh_addr, text->sh_addr);
+        /* At least a 64 KiB window of it: most of the names match. */
+        ck_assert_uint_ge(cold->sh_size, 64 * 1024);
+}
+END_TEST
+
+static void add_tests(TCase *tc)
+{
+        tcase_add_test(tc, test_program_links_neither);
+#ifdef TEST_COLD_LD /* a linker that reads agent/cold.ld */
+        tcase_add_test(tc, test_cold_code_after_the_rest);
+#endif
+}
+
+int main(void)
+{
+        return check_main_one("link", "link", NULL, NULL, 30, add_tests);
+}
