@@ -64,9 +64,10 @@ bool plan_runs_plain(const char *text, size_t len);
 int plan_runs_stand_in(const char *data, size_t len, const PlanRuns *runs, char **ret,
                        size_t *ret_len);
 
-/* Replace the placeholders in doc's strings with the runs of data. Returns
- * 0, 1 when some placeholder was not found exactly once, or -ENOMEM. */
-int plan_runs_restore(json_t *doc, const char *data, const PlanRuns *runs);
+/* Replace the placeholders in doc's strings with the runs of data (len
+ * bytes, the text the runs were found in). Returns 0, 1 when some
+ * placeholder was not found exactly once, or -ENOMEM. */
+int plan_runs_restore(json_t *doc, const char *data, size_t len, const PlanRuns *runs);
 
 /* A FormatVersion parsed as semantic_version.Version parses it: strict
  * MAJOR.MINOR.PATCH[-prerelease][+build]. The parts point into text. */

@@ -114,6 +114,7 @@ int plan_runs_stand_in(const char *data, size_t len, const PlanRuns *runs, char 
 
 typedef struct Restore {
         const char *data;
+        size_t len; /* of data */
         const PlanRuns *runs;
         bool *seen; /* one per run */
         size_t found;
@@ -147,18 +148,43 @@ static long placeholder(Restore *st, const char *p, const char *end, bool claim,
         return (long)index;
 }
 
+/* Write the value's pieces (the stand-in's text between placeholders, and
+ * the runs) from p on into out; the placeholders were claimed already. */
+static void put_pieces(Restore *st, const char *p, const char *end, char *out)
+{
+        const char *next;
+
+        for (; p < end; p = next) {
+                const char *nul = memchr(p, '\0', (size_t)(end - p));
+                const PlanRun *run;
+
+                if (!nul) {
+                        memcpy(out, p, (size_t)(end - p));
+                        break;
+                }
+                memcpy(out, p, (size_t)(nul - p));
+                out += nul - p;
+                run = &st->runs->run[placeholder(st, nul, end, false, &next)];
+                memcpy(out, st->data + run->start, run->len);
+                out += run->len;
+        }
+}
+
 /* Put the runs back into one string value. 0, 1 when a placeholder is not
  * as written, or -ENOMEM. A value that is one run takes its text from the
- * plan itself; a value of several pieces (a run and the "\n" after it, as
- * the engine's Base64 files end) is put together first, and jansson copies
- * it. */
+ * plan itself. A value of several pieces (a run and the "\n" after it, as
+ * the engine's Base64 files end) is put together in jansson's own copy:
+ * when it starts with a run, that copy is made from the plan's text at
+ * the run (the text from there to the string's end is at least as long as
+ * the value, since no escape is shorter than what it stands for), and the
+ * pieces after the run are written over it, which spares a block of the
+ * value's size and a pass over it; else the value is put together first. */
 static int restore_string(Restore *st, json_t *string)
 {
-        const char *value = json_string_value(string), *end, *p, *next;
+        const char *value = json_string_value(string), *end, *p, *next = NULL;
         size_t len = json_string_length(string), total = 0, pieces = 0;
-        const PlanRun *run = NULL;
+        const PlanRun *run = NULL, *first = NULL;
         _cleanup_free_ char *whole = NULL;
-        char *out;
         long index;
 
         end = value + len;
@@ -181,6 +207,8 @@ static int restore_string(Restore *st, json_t *string)
                 if (index < 0)
                         return 1;
                 run = &st->runs->run[index];
+                if (nul == value)
+                        first = run;
                 total += run->len;
                 pieces++;
         }
@@ -190,22 +218,34 @@ static int restore_string(Restore *st, json_t *string)
                 return json_string_setn_nocheck(string, st->data + run->start, run->len) ? -ENOMEM
                                                                                          : 0;
 
-        out = whole = big_malloc(total ? total : 1);
+        if (first && total <= st->len - first->start) {
+                /* The stand-in goes with the set: keep what follows the
+                 * first placeholder (a few bytes, as a rule). */
+                _cleanup_free_ char *rest = NULL;
+                size_t rest_len;
+                char *copy;
+
+                placeholder(st, value, end, false, &next);
+                rest_len = (size_t)(end - next);
+                rest = malloc(rest_len ? rest_len : 1);
+                if (!rest)
+                        return -ENOMEM;
+                memcpy(rest, next, rest_len);
+                if (json_string_setn_nocheck(string, st->data + first->start, total))
+                        return -ENOMEM;
+                /* jansson's buffer of this string, filled here: its value
+                 * is read-only to jansson's users because it may be shared,
+                 * but this string is new and not yet seen by anyone, and
+                 * jansson keeps no hash or copy of a string's value. */
+                copy = (char *)json_string_value(string);
+                put_pieces(st, rest, rest + rest_len, copy + first->len);
+                return 0;
+        }
+
+        whole = big_malloc(total ? total : 1);
         if (!whole)
                 return -ENOMEM;
-        for (p = value; p < end; p = next) {
-                const char *nul = memchr(p, '\0', (size_t)(end - p));
-
-                if (!nul) {
-                        memcpy(out, p, (size_t)(end - p));
-                        break;
-                }
-                memcpy(out, p, (size_t)(nul - p));
-                out += nul - p;
-                run = &st->runs->run[placeholder(st, nul, end, false, &next)];
-                memcpy(out, st->data + run->start, run->len);
-                out += run->len;
-        }
+        put_pieces(st, value, end, whole);
         return json_string_setn_nocheck(string, whole, total) ? -ENOMEM : 0;
 }
 
@@ -240,10 +280,10 @@ static int restore_value(Restore *st, json_t *v)
         }
 }
 
-int plan_runs_restore(json_t *doc, const char *data, const PlanRuns *runs)
+int plan_runs_restore(json_t *doc, const char *data, size_t len, const PlanRuns *runs)
 {
         _cleanup_free_ bool *seen = calloc(runs->n ? runs->n : 1, sizeof(*seen));
-        Restore st = {.data = data, .runs = runs, .seen = seen};
+        Restore st = {.data = data, .len = len, .runs = runs, .seen = seen};
         int r;
 
         if (!seen)

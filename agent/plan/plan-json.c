@@ -248,7 +248,7 @@ static int parse_stand_in(const char *data, size_t len, const PlanRuns *runs, js
                          NULL);
         if (!doc)
                 return 1;
-        r = plan_runs_restore(doc, data, runs);
+        r = plan_runs_restore(doc, data, len, runs);
         if (r != 0)
                 return r;
         *ret = TAKE_PTR(doc);
