@@ -682,8 +682,9 @@ START_TEST(test_hexid)
 }
 END_TEST
 
-/* A big block's whole pages are present before anything is written to it
- * (MADV_POPULATE_WRITE); a small one is plain malloc. */
+/* A big block starts on a huge page's boundary and its whole pages are
+ * present before anything is written to it (MADV_POPULATE_WRITE); a small
+ * one is plain malloc. */
 START_TEST(test_big_malloc)
 {
         size_t page = (size_t)sysconf(_SC_PAGESIZE), n = BIG_MALLOC_MIN * 4, pages, present = 0;
@@ -694,6 +695,7 @@ START_TEST(test_big_malloc)
 
         ck_assert_ptr_nonnull(small);
         ck_assert_ptr_nonnull(big);
+        ck_assert_uint_eq((uintptr_t)big % BIG_MALLOC_HUGE, 0);
         from = (char *)(((uintptr_t)big + page - 1) & ~(uintptr_t)(page - 1));
         pages = (size_t)(big + n - from) / page;
         vec = malloc(pages);
