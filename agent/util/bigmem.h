@@ -1,5 +1,5 @@
 /* Buffers of a large plan's size (megabytes), written whole soon after
- * they are allocated: the message's body, the file text in the parsed
+ * they are allocated: the message's body, a long string of the parsed
  * plan. */
 #pragma once
 
@@ -20,7 +20,8 @@
  * the same ones the writing would have touched, so the memory used is the
  * same. The block starts on a BIG_MALLOC_HUGE boundary and its whole huge
  * pages are marked MADV_HUGEPAGE: where transparent huge pages are
- * enabled for such regions (Debian's default, "madvise"), each 2 MiB is
+ * enabled for such regions ("madvise" or "always" in
+ * /sys/kernel/mm/transparent_hugepage/enabled), each 2 MiB is
  * one page to allocate, clear and charge instead of 512. A kernel without
  * either changes nothing (the calls fail, the faults happen as before).
  * NULL when out of memory; free() frees it. */
