@@ -272,6 +272,8 @@ static void after_prepare(Daemon *d, DaemonWork *w)
         }
         if (rc < 0) {
                 log_error(id, "cannot start the plan: %s", strerror(-rc));
+                /* Not for whichever plan starts next. */
+                runner_set_plan_text(d->runner, NULL);
                 plan_lane_free(d);
                 retry_later(d);
                 return;
