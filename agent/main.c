@@ -305,8 +305,9 @@ static int run_daemon(const Args *a, const Config *cfg)
          * most small blocks without the lock), so sharing the lock cost
          * nothing measurable (docs/footprint.md). */
         mallopt(M_ARENA_MAX, 1);
-        /* jansson's strings through big_malloc(): a large plan's file text
-         * is copied into the parsed document in one block, whose pages are
+        /* jansson's strings through big_malloc(): a long string of a plan
+         * (other than a file's body, which stays in the message's text) is
+         * copied into the parsed document in one block, whose pages are
          * then asked for in one call instead of faulting one by one. */
         json_set_alloc_funcs(big_malloc, free);
         start_thread_pool();

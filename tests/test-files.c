@@ -17,6 +17,7 @@
 #include "files/files.h"
 #include "plan/plan.h"
 #include "test-files.h"
+#include "plan/plan-internal.h"
 #include "util/base64.h"
 #include "util/strbuf.h"
 #include "test-lib.h"
@@ -180,6 +181,40 @@ END_TEST
 
 /* --- bodies --------------------------------------------------------------- */
 
+/* The same plan parsed as the daemon parses it, with every run of a
+ * Files' body left in the plan's text (plan_parse_json_kept(), threshold
+ * 1 instead of 64 KiB), gives the same file or the same error. */
+static void prepare_kept(const char *more_files, const char *name, const char *want_data,
+                         size_t want_len, const PlanError *want_err, int want_r)
+{
+        _cleanup_plan_error_ PlanError err = PLAN_ERROR_INIT;
+        _cleanup_(plan_text_freep) PlanText *t = NULL;
+        _cleanup_(files_freep) Files *f = NULL;
+        _cleanup_json_ json_t *plan = NULL;
+        _cleanup_free_ char *text = one_script_text("[\"x\"]", more_files), *path = NULL, *p = NULL,
+                            *data = NULL;
+        FilesOptions fo = FILES_OPTIONS_DEFAULT;
+        size_t len = 0;
+
+        ck_assert_int_eq(plan_parse_json_kept_runs(&text, strlen(text), NULL, 1, &plan, &t, &err),
+                         0);
+        /* At least "ep"'s body, "true", is kept. */
+        ck_assert_ptr_nonnull(t);
+        ck_assert_ptr_null(text);
+        fo.plan_text = t;
+        ck_assert_int_eq(files_new(storage, "p2", plan, NULL, &fo, &f), 0);
+        ck_assert_int_eq(files_prepare_script(f, "s", &path, &err), want_r);
+        if (want_r == 0) {
+                p = pathf("%s/s/%s", files_cache_dir(f), name);
+                data = slurp(p, &len);
+                ck_assert_uint_eq(len, want_len);
+                ck_assert(memcmp(data, want_data, len) == 0);
+        } else {
+                ck_assert_int_eq(err.code, want_err->code);
+                ck_assert_str_eq(err.message, want_err->message);
+        }
+}
+
 static void prepare_one(const char *more_files, const char *name, char **ret_data, size_t *ret_len,
                         PlanError *err, int want_r)
 {
@@ -192,7 +227,9 @@ static void prepare_one(const char *more_files, const char *name, char **ret_dat
         if (want_r == 0) {
                 p = pathf("%s/s/%s", files_cache_dir(f), name);
                 *ret_data = slurp(p, ret_len);
-        }
+                prepare_kept(more_files, name, *ret_data, *ret_len, NULL, want_r);
+        } else
+                prepare_kept(more_files, name, NULL, 0, err, want_r);
 }
 
 START_TEST(test_text_byte_exact)

@@ -99,14 +99,19 @@ static inline json_t *load_plan(const char *text)
 /* A plan of one Application script "s" whose entry point is file "ep"
  * (a one-line script) and whose Files are files_json; files_json and
  * more_files are JSON text. */
+static inline char *one_script_text(const char *files_json, const char *more_files)
+{
+        return pathf("{\"FormatVersion\": \"2.1.0\", \"ID\": \"p1\", \"Body\": \"return\","
+                     " \"Scripts\": {\"s\": {\"Type\": \"Application\", \"EntryPoint\": \"ep\","
+                     " \"Files\": %s, \"Options\": {}}},"
+                     " \"Files\": {\"ep\": {\"Name\": \"run.sh\", \"BodyType\": \"Text\","
+                     " \"Body\": \"true\"}%s%s}}",
+                     files_json, *more_files ? ", " : "", more_files);
+}
+
 static inline json_t *one_script_plan(const char *files_json, const char *more_files)
 {
-        _cleanup_free_ char *text =
-                pathf("{\"FormatVersion\": \"2.1.0\", \"ID\": \"p1\", \"Body\": \"return\","
-                      " \"Scripts\": {\"s\": {\"Type\": \"Application\", \"EntryPoint\": \"ep\","
-                      " \"Files\": %s, \"Options\": {}}},"
-                      " \"Files\": {\"ep\": {\"Name\": \"run.sh\", \"BodyType\": \"Text\","
-                      " \"Body\": \"true\"}%s%s}}",
-                      files_json, *more_files ? ", " : "", more_files);
+        _cleanup_free_ char *text = one_script_text(files_json, more_files);
+
         return load_plan(text);
 }

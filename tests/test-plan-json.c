@@ -44,10 +44,63 @@ static Outcome parse(const char *text, size_t len, const PlanLimits *lim, size_t
         return o;
 }
 
+static int append_piece(void *userdata, const char *piece, size_t len)
+{
+        return strbuf_append(userdata, piece, len);
+}
+
+/* The Files' bodies of a document that plan_parse_json_kept() left in t,
+ * put back as plain strings through plan_text_pieces(). */
+static void materialize(json_t *doc, const PlanText *t)
+{
+        const char *id;
+        json_t *file;
+
+        json_object_foreach (json_object_get(doc, "Files"), id, file) {
+                _cleanup_strbuf_ StrBuf b = STRBUF_INIT;
+                json_t *body = json_object_get(file, "Body");
+
+                if (!json_is_string(body))
+                        continue;
+                ck_assert_int_eq(plan_text_pieces(t, body, append_piece, &b), 0);
+                ck_assert_int_eq(json_object_set_new(file, "Body",
+                                                     json_stringn(b.data ? b.data : "", b.len)),
+                                 0);
+        }
+}
+
+/* The parse that keeps the Files' bodies in the text (runs: 1 when it
+ * did), with those bodies put back. */
+static Outcome parse_kept(const char *text, size_t len, const PlanLimits *lim, size_t min_run)
+{
+        Outcome o = {.err = PLAN_ERROR_INIT};
+        _cleanup_(plan_text_freep) PlanText *t = NULL;
+        _cleanup_free_ char *copy = malloc(len + 1);
+        json_t *doc = NULL;
+
+        ck_assert_ptr_nonnull(copy);
+        memcpy(copy, text, len);
+        copy[len] = '\0';
+        o.r = plan_parse_json_kept_runs(&copy, len, lim, min_run, &doc, &t, &o.err);
+        /* The text goes with t, and only then. */
+        ck_assert((t != NULL) == (copy == NULL));
+        o.runs = t != NULL;
+        if (doc) {
+                materialize(doc, t);
+                o.doc = json_dumps(doc, JSON_PRESERVE_ORDER | JSON_ENCODE_ANY | JSON_COMPACT);
+                json_decref(doc);
+        }
+        return o;
+}
+
 static bool same_text(const char *a, const char *b)
 {
         return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
+
+/* How many parses kept some Files' body in the text, for the tests that
+ * must see it done. */
+static size_t kept_count;
 
 /* Parse text both ways and count the differences (Check records every
  * assertion, so the loops count and assert once). *ret_runs gets how many
@@ -56,24 +109,34 @@ static int differ(const char *text, size_t len, const PlanLimits *lim, size_t mi
                   size_t *ret_runs)
 {
         Outcome plain = parse(text, len, lim, PLAIN);
-        Outcome fast = parse(text, len, lim, min_run);
+        Outcome fast[2] = {parse(text, len, lim, min_run), parse_kept(text, len, lim, min_run)};
         int bad = 0;
 
-        bad += plain.r != fast.r || plain.runs != 0;
-        bad += !same_text(plain.doc, fast.doc);
-        bad += plain.err.code != fast.err.code || !same_text(plain.err.message, fast.err.message);
-        bad += plain.err.line != fast.err.line || plain.err.column != fast.err.column;
-        if (bad)
-                fprintf(stderr,
-                        "differ (min_run %zu) on %.*s\n  plain %d %s %s\n  fast  %d %s %s\n",
-                        min_run, (int)(len < 400 ? len : 400), text, plain.r,
-                        plain.doc ? plain.doc : "-", plain.err.message ? plain.err.message : "-",
-                        fast.r, fast.doc ? fast.doc : "-",
-                        fast.err.message ? fast.err.message : "-");
+        bad += plain.runs != 0;
+        for (int k = 0; k < 2; k++) {
+                Outcome *f = &fast[k];
+                int was = bad;
+
+                bad += plain.r != f->r;
+                bad += !same_text(plain.doc, f->doc);
+                bad += plain.err.code != f->err.code ||
+                       !same_text(plain.err.message, f->err.message);
+                bad += plain.err.line != f->err.line || plain.err.column != f->err.column;
+                if (bad > was)
+                        fprintf(stderr,
+                                "differ (min_run %zu%s) on %.*s\n  plain %d %s %s\n  fast  %d %s "
+                                "%s\n",
+                                min_run, k ? ", kept" : "", (int)(len < 400 ? len : 400), text,
+                                plain.r, plain.doc ? plain.doc : "-",
+                                plain.err.message ? plain.err.message : "-", f->r,
+                                f->doc ? f->doc : "-", f->err.message ? f->err.message : "-");
+        }
         if (ret_runs)
-                *ret_runs = fast.runs;
+                *ret_runs = fast[0].runs;
+        kept_count += fast[1].runs;
         outcome_clear(&plain);
-        outcome_clear(&fast);
+        outcome_clear(&fast[0]);
+        outcome_clear(&fast[1]);
         return bad;
 }
 
@@ -111,6 +174,13 @@ static const struct {
         {"{\"a\": \"XXXXXXXX\", \"b\": 123456789012345678901}", 0}, /* integer overflow */
         {"{\"a\": \"XXXXXXXX\", \"b\": 1e999}", 0},                 /* real overflow */
         {"{\"a\": \"XXXXXXXX\", \"b\": [1.5, -0, 2e3, true, null]}", 1},
+        /* Files' bodies, which the kept parse leaves in the text. */
+        {"{\"Files\": {\"f\": {\"Body\": \"XXXXXXXX\\n\"}}}", 1},
+        {"{\"Files\": {\"f\": {\"Body\": \"\\u00e9XXXXXXXX\\\"YYYYYYYY\\n\"}}}", 2},
+        {"{\"Files\": {\"f\": {\"Body\": \"XXXXXXXX\", \"Body\": \"YYYYYYYY\"}}}", 0},
+        {"{\"Files\": {\"f\": {\"Body\": [\"XXXXXXXX\"]}, \"Body\": \"YYYYYYYY\"}}", 2},
+        {"{\"Files\": {\"f\": {\"Body\": \"XXXXXXXX\"}}, \"g\": {\"Body\": \"YYYYYYYY\"}}", 2},
+        {"{\"Files\": {\"f\": {\"Body\": \"XXXXXXXX\\u0000\"}}}", 0},
         {"\"XXXXXXXX\"", 0}, /* not an object */
         {"[\"XXXXXXXX\"]", 0},
         {"{\"a\": \"XXXXXXXX\", \"b\": [[[[[[[[1]]]]]]]]}", 0}, /* too deep (limit 8) */
@@ -279,7 +349,14 @@ static char *generate(size_t threshold, size_t *ret_len)
                 value(&b, threshold, 1);
                 put(&b, ", \"Files\": {\"f\": ");
                 value(&b, threshold, 2);
-                put(&b, "}}");
+                /* A file's Body, which the kept parse leaves in the text:
+                 * a string, or now and then anything. */
+                put(&b, ", \"g\": {\"BodyType\": \"Base64\", \"Body\": ");
+                if (pick(4) == 0)
+                        value(&b, threshold, 3);
+                else
+                        string(&b, threshold);
+                put(&b, "}}}");
         }
         *ret_len = b.len;
         ck_assert_int_eq(strbuf_steal(&b, &text), 0);
@@ -328,6 +405,7 @@ START_TEST(test_generated)
         size_t used = 0, taken = 0, total = 0;
         int bad = 0;
 
+        kept_count = 0;
         for (int round = 0; round < 2500; round++) {
                 size_t threshold = thresholds[pick(ELEMENTSOF(thresholds))], len, runs = 0;
                 _cleanup_free_ char *text = generate(threshold, &len);
@@ -346,8 +424,10 @@ START_TEST(test_generated)
                 }
         }
         ck_assert_int_eq(bad, 0);
-        /* The runs path must have been taken a fair number of times. */
+        /* The runs path must have been taken a fair number of times, and
+         * Files' bodies kept in the text too. */
         ck_assert_msg(taken > 600 && used > 1200, "taken %zu times, %zu runs", taken, used);
+        ck_assert_msg(kept_count > 300, "kept %zu times", kept_count);
         ck_assert_uint_eq(total, 12500);
 }
 END_TEST

@@ -265,11 +265,15 @@ static void after_prepare(Daemon *d, DaemonWork *w)
                 if (rc == 0)
                         rc = runner_set_call_log(d->runner, dir, key);
         }
-        if (rc == 0)
+        if (rc == 0) {
+                runner_set_plan_text(d->runner, TAKE_PTR(w->plan_text));
                 rc = runner_start(d->runner, w->plan, w->source_id, w->plan_reply_to, on_plan_done,
                                   d);
+        }
         if (rc < 0) {
                 log_error(id, "cannot start the plan: %s", strerror(-rc));
+                /* Not for whichever plan starts next. */
+                runner_set_plan_text(d->runner, NULL);
                 plan_lane_free(d);
                 retry_later(d);
                 return;

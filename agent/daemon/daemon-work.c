@@ -42,6 +42,7 @@ void daemon_work_free(DaemonWork *w)
         free(w->reply_to);
         free(w->sig);
         json_decref(w->plan);
+        plan_text_free(w->plan_text);
         json_decref(w->source_id);
         json_decref(w->plan_reply_to);
         free(w->note);
@@ -276,6 +277,7 @@ static void work_prepare(DaemonWork *w)
 {
         Daemon *d = w->d;
         _cleanup_(journal_plan_freep) JournalPlan *jp = NULL;
+        _cleanup_(plan_text_freep) PlanText *plan_text = NULL;
         _cleanup_json_ json_t *plan = NULL;
         PlanLimits lim = {.max_bytes = d->cfg->agent.max_plan_size,
                           .max_depth = d->cfg->agent.max_plan_depth};
@@ -302,7 +304,10 @@ static void work_prepare(DaemonWork *w)
                 }
         }
 
-        rc = plan_parse_json(jp->body, jp->body_len, &lim, &plan, &perr);
+        /* The body's text goes with the plan when it keeps a file's body
+         * (a Base64 file of 64 KiB or more), which spares the document a
+         * copy of it; jp->body is then NULL, and not needed any more. */
+        rc = plan_parse_json_kept(&jp->body, jp->body_len, &lim, &plan, &plan_text, &perr);
         if (rc != 0) {
                 plan_ids(w, jp, NULL);
                 /* The same message delivered again (a crash between its
@@ -358,6 +363,7 @@ static void work_prepare(DaemonWork *w)
                 return;
         }
         w->plan = TAKE_PTR(plan);
+        w->plan_text = TAKE_PTR(plan_text);
         w->outcome = OUTCOME_RUN;
 }
 

@@ -13,6 +13,7 @@
 
 #include "daemon/daemon-internal.h"
 #include "log/log.h"
+#include "plan/plan.h"
 
 typedef enum WorkKind {
         WORK_STORE,       /* a delivery: journal_put_plan, then ack */
@@ -53,8 +54,9 @@ typedef struct DaemonWork {
 
         /* WORK_PREPARE and WORK_INTERRUPTED, out */
         WorkOutcome outcome;
-        json_t *plan;      /* OUTCOME_RUN; WORK_RESULT: the result document, in */
-        json_t *source_id; /* OUTCOME_RUN */
+        json_t *plan;        /* OUTCOME_RUN; WORK_RESULT: the result document, in */
+        PlanText *plan_text; /* OUTCOME_RUN: where the plan keeps its Files' bodies, or NULL */
+        json_t *source_id;   /* OUTCOME_RUN */
         json_t *plan_reply_to;
         bool resume; /* WORK_INTERRUPTED, OUTCOME_RUN: it resumes from its call log */
         char *note;  /* a sentence to log on the loop thread, with its level */

@@ -18,8 +18,9 @@ struct Files {
         char *cache;     /* absolute: files_dir/name */
         int files_fd;
         int cache_fd;
-        const json_t *plan;  /* borrowed */
-        const json_t *files; /* borrowed: the plan's Files, or NULL */
+        const json_t *plan;        /* borrowed */
+        const json_t *files;       /* borrowed: the plan's Files, or NULL */
+        const PlanText *plan_text; /* borrowed: FilesOptions.plan_text */
         ProcRunner runner;
         bool have_runner;
         uint64_t max_download_size;

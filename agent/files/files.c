@@ -177,6 +177,7 @@ int files_new(const char *storage, const char *plan_id, const json_t *plan,
                 return -ENOMEM;
         f->files_fd = f->cache_fd = -1;
         f->plan = plan;
+        f->plan_text = o.plan_text;
         f->files = json_object_get(plan, "Files");
         if (!json_is_object(f->files))
                 f->files = NULL;
@@ -300,12 +301,45 @@ static int fail_key_error(PlanError *err, const json_t *v)
         return FILES_FAILED;
 }
 
+static int append_piece(void *userdata, const char *piece, size_t len)
+{
+        return strbuf_append(userdata, piece, len);
+}
+
+/* A body's value in one piece: borrowed from the plan, or when the plan's
+ * text keeps it in pieces (plan_parse_json_kept()), put together in
+ * *ret_owned. Returns 0 or -ENOMEM. */
+static int body_value(const Files *f, const json_t *body, const char **ret_data, size_t *ret_len,
+                      char **ret_owned)
+{
+        _cleanup_strbuf_ StrBuf b = STRBUF_INIT;
+        const char *value = json_string_value(body);
+        size_t len = json_string_length(body);
+        int r;
+
+        if (!f->plan_text || !memchr(value, '\0', len)) {
+                *ret_data = value;
+                *ret_len = len;
+                return 0;
+        }
+        r = plan_text_pieces(f->plan_text, body, append_piece, &b);
+        if (r < 0)
+                return r;
+        len = b.len;
+        if ((r = strbuf_steal(&b, ret_owned)) < 0)
+                return r;
+        *ret_data = *ret_owned;
+        *ret_len = len;
+        return 0;
+}
+
 /* The bytes an inline file holds, as the reference's _fetch_file() writes
  * them. *ret_data is owned when *ret_owned is set, else borrowed from the
  * plan. With ret_base64, a Base64 body is not decoded here: *ret_base64 is
  * then its string, for write_base64(), and *ret_data is NULL. */
-static int inline_content(const json_t *file_def, const char **ret_data, size_t *ret_len,
-                          char **ret_owned, const json_t **ret_base64, PlanError *err)
+static int inline_content(const Files *f, const json_t *file_def, const char **ret_data,
+                          size_t *ret_len, char **ret_owned, const json_t **ret_base64,
+                          PlanError *err)
 {
         const json_t *type = json_object_get(file_def, "BodyType");
         const json_t *body = json_object_get(file_def, "Body");
@@ -332,13 +366,10 @@ static int inline_content(const json_t *file_def, const char **ret_data, size_t 
                                          "argument should be a bytes-like object or ASCII "
                                          "string, not '%s'",
                                          pyrepr_type_name(body));
-        if (text) {
+        if (text)
                 /* Text mode on Linux writes the str's UTF-8 bytes unchanged:
                  * no newline is added or translated. */
-                *ret_data = json_string_value(body);
-                *ret_len = json_string_length(body);
-                return 0;
-        }
+                return body_value(f, body, ret_data, ret_len, ret_owned);
 
         if (ret_base64) {
                 *ret_base64 = body;
@@ -347,9 +378,14 @@ static int inline_content(const json_t *file_def, const char **ret_data, size_t 
                 return 0;
         }
 
+        _cleanup_free_ char *kept = NULL;
         char *data = NULL, *why = NULL;
+        const char *value;
         size_t len = 0;
-        int r = base64_decode(json_string_value(body), json_string_length(body), &data, &len, &why);
+        int r = body_value(f, body, &value, &len, &kept);
+        if (r < 0)
+                return r;
+        r = base64_decode(value, len, &data, &len, &why);
         if (r < 0)
                 return r;
         if (r > 0) {
@@ -382,25 +418,39 @@ static int write_all(int fd, const char *data, size_t len)
  * 3/4 of it, stays below the mmap threshold main.c sets). */
 #define BASE64_PIECE (64 * 1024)
 
-/* The bytes b64decode(body) gives, written to fd through buf (room for
- * the decoding of BASE64_PIECE characters, or of the whole body). Returns
- * 0 or -errno of write(); base64_decoder_finish(d) then says whether the
- * body was valid. */
-static int write_base64(int fd, const json_t *body, char *buf, Base64Decoder *d)
-{
-        const char *text = json_string_value(body);
-        size_t len = json_string_length(body);
+typedef struct Base64Out {
+        int fd;
+        char *buf;
+        Base64Decoder *d;
+} Base64Out;
 
-        for (size_t i = 0; i < len && !d->done;) {
+/* One piece of the body's text, decoded and written BASE64_PIECE
+ * characters at a time. */
+static int write_base64_piece(void *userdata, const char *text, size_t len)
+{
+        Base64Out *o = userdata;
+
+        for (size_t i = 0; i < len && !o->d->done;) {
                 size_t k = len - i < BASE64_PIECE ? len - i : BASE64_PIECE;
-                size_t n = base64_decoder_feed(d, text + i, k, buf);
-                int r = write_all(fd, buf, n);
+                size_t n = base64_decoder_feed(o->d, text + i, k, o->buf);
+                int r = write_all(o->fd, o->buf, n);
 
                 if (r < 0)
                         return r;
                 i += k;
         }
         return 0;
+}
+
+/* The bytes b64decode(body) gives, written to fd through buf (room for
+ * the decoding of BASE64_PIECE characters, or of the whole body), straight
+ * from the plan's text where it keeps the body. Returns 0 or -errno of
+ * write(); base64_decoder_finish(d) then says whether the body was valid. */
+static int write_base64(const Files *f, int fd, const json_t *body, char *buf, Base64Decoder *d)
+{
+        Base64Out o = {.fd = fd, .buf = buf, .d = d};
+
+        return plan_text_pieces(f->plan_text, body, write_base64_piece, &o);
 }
 
 /* The reference's _fetch_file(): <cache>/<file_id>, once per plan. */
@@ -421,7 +471,8 @@ static int put_inline(Files *f, const char *file_id, const json_t *file_def, Pla
                 return r;
         /* A checksum is checked before the file is written, so only a
          * body without one is decoded while it is written. */
-        if ((r = inline_content(file_def, &data, &len, &owned, want[0] ? NULL : &base64, err)) != 0)
+        if ((r = inline_content(f, file_def, &data, &len, &owned, want[0] ? NULL : &base64, err)) !=
+            0)
                 return r;
         if (want[0]) {
                 if ((r = files_sha256_hex(data, len, got)) < 0)
@@ -450,13 +501,14 @@ static int put_inline(Files *f, const char *file_id, const json_t *file_def, Pla
         if ((r = files_own_fd(f, fd)) < 0)
                 return files_fail_os(err, -r, path);
         if (base64) {
-                size_t text_len = json_string_length(base64);
+                /* A body the plan's text keeps is longer than its string. */
+                size_t text_len = f->plan_text ? BASE64_PIECE : json_string_length(base64);
                 Base64Decoder d = BASE64_DECODER_INIT;
 
                 buf = malloc(base64_decoded_max(text_len < BASE64_PIECE ? text_len : BASE64_PIECE));
                 if (!buf)
                         return -ENOMEM;
-                if ((r = write_base64(fd, base64, buf, &d)) < 0)
+                if ((r = write_base64(f, fd, base64, buf, &d)) < 0)
                         return files_fail_os(err, -r, path);
                 r = base64_decoder_finish(&d, &why);
                 if (r < 0)

@@ -66,6 +66,10 @@ typedef struct FilesOptions {
         bool set_owner;
         uid_t owner_uid;
         gid_t owner_gid;
+        /* The plan's text, when the plan came from plan_parse_json_kept()
+         * and its Files' bodies may still be in it (borrowed: it must
+         * outlive the Files object); NULL: every body is in the plan. */
+        const PlanText *plan_text;
 } FilesOptions;
 
 #define FILES_OPTIONS_DEFAULT                                                                      \

@@ -42,6 +42,10 @@ unsigned plan_max_depth(const PlanLimits *lim);
 int plan_parse_json_runs(const char *data, size_t len, const PlanLimits *lim, size_t min_run,
                          json_t **ret, size_t *ret_runs, PlanError *err);
 
+/* plan_parse_json_kept() with the threshold as a parameter, likewise. */
+int plan_parse_json_kept_runs(char **text, size_t len, const PlanLimits *lim, size_t min_run,
+                              json_t **ret, PlanText **ret_text, PlanError *err);
+
 /* Runs of string text, as byte offsets into the plan. */
 typedef struct PlanRun {
         size_t start, len;
@@ -64,9 +68,18 @@ bool plan_runs_plain(const char *text, size_t len);
 int plan_runs_stand_in(const char *data, size_t len, const PlanRuns *runs, char **ret,
                        size_t *ret_len);
 
-/* Replace the placeholders in doc's strings with the runs of data. Returns
- * 0, 1 when some placeholder was not found exactly once, or -ENOMEM. */
-int plan_runs_restore(json_t *doc, const char *data, const PlanRuns *runs);
+/* Replace the placeholders in doc's strings with the runs of data (len
+ * bytes, the text the runs were found in); with keep, the Files' bodies
+ * (doc.Files.<id>.Body) keep theirs, and *ret_kept says how many strings
+ * did. Returns 0, 1 when some placeholder was not found exactly once, or
+ * -ENOMEM. */
+int plan_runs_restore(json_t *doc, const char *data, size_t len, const PlanRuns *runs, bool keep,
+                      size_t *ret_kept);
+
+/* plan_text_pieces() of a string that may hold placeholders of runs of
+ * data (runs NULL: none). */
+int plan_runs_pieces(const char *data, const PlanRuns *runs, const json_t *s,
+                     int (*fn)(void *userdata, const char *piece, size_t len), void *userdata);
 
 /* A FormatVersion parsed as semantic_version.Version parses it: strict
  * MAJOR.MINOR.PATCH[-prerelease][+build]. The parts point into text. */

@@ -114,16 +114,17 @@ int plan_runs_stand_in(const char *data, size_t len, const PlanRuns *runs, char 
 
 typedef struct Restore {
         const char *data;
+        size_t len; /* of data */
         const PlanRuns *runs;
         bool *seen; /* one per run */
         size_t found;
+        bool keep;   /* leave the Files' bodies as they are (plan_parse_json_kept()) */
+        size_t kept; /* strings left so */
 } Restore;
 
-/* The index of the placeholder at p (a NUL) in [p, end), and the end of the
- * placeholder in *ret_next; -1 when it is not one of ours. When claim is
- * set, each run may be claimed once: a second sight is -1 too. */
-static long placeholder(Restore *st, const char *p, const char *end, bool claim,
-                        const char **ret_next)
+/* The index of the placeholder at p (a NUL) in [p, end), among n runs,
+ * and the end of the placeholder in *ret_next; -1 when it is not one. */
+static long placeholder_index(size_t n, const char *p, const char *end, const char **ret_next)
 {
         const char *close = memchr(p + 1, '\0', (size_t)(end - p - 1));
         size_t index = 0;
@@ -134,31 +135,66 @@ static long placeholder(Restore *st, const char *p, const char *end, bool claim,
                 if (*d < '0' || *d > '9')
                         return -1;
                 index = 10 * index + (size_t)(*d - '0');
-                if (index >= st->runs->n) /* and before it can overflow */
+                if (index >= n) /* and before it can overflow */
                         return -1;
-        }
-        if (claim) {
-                if (st->seen[index])
-                        return -1;
-                st->seen[index] = true;
-                st->found++;
         }
         *ret_next = close + 1;
         return (long)index;
 }
 
+/* placeholder_index() among st's runs; when claim is set, each run may be
+ * claimed once: a second sight is -1 too. */
+static long placeholder(Restore *st, const char *p, const char *end, bool claim,
+                        const char **ret_next)
+{
+        long index = placeholder_index(st->runs->n, p, end, ret_next);
+
+        if (index < 0 || !claim)
+                return index;
+        if (st->seen[index])
+                return -1;
+        st->seen[index] = true;
+        st->found++;
+        return index;
+}
+
+/* Write the value's pieces (the stand-in's text between placeholders, and
+ * the runs) from p on into out; the placeholders were claimed already. */
+static void put_pieces(Restore *st, const char *p, const char *end, char *out)
+{
+        const char *next;
+
+        for (; p < end; p = next) {
+                const char *nul = memchr(p, '\0', (size_t)(end - p));
+                const PlanRun *run;
+
+                if (!nul) {
+                        memcpy(out, p, (size_t)(end - p));
+                        break;
+                }
+                memcpy(out, p, (size_t)(nul - p));
+                out += nul - p;
+                run = &st->runs->run[placeholder(st, nul, end, false, &next)];
+                memcpy(out, st->data + run->start, run->len);
+                out += run->len;
+        }
+}
+
 /* Put the runs back into one string value. 0, 1 when a placeholder is not
  * as written, or -ENOMEM. A value that is one run takes its text from the
- * plan itself; a value of several pieces (a run and the "\n" after it, as
- * the engine's Base64 files end) is put together first, and jansson copies
- * it. */
-static int restore_string(Restore *st, json_t *string)
+ * plan itself. A value of several pieces (a run and the "\n" after it, as
+ * the engine's Base64 files end) is put together in jansson's own copy:
+ * when it starts with a run, that copy is made from the plan's text at
+ * the run (the text from there to the string's end is at least as long as
+ * the value, since no escape is shorter than what it stands for), and the
+ * pieces after the run are written over it, which spares a block of the
+ * value's size and a pass over it; else the value is put together first. */
+static int restore_string(Restore *st, json_t *string, bool keep)
 {
-        const char *value = json_string_value(string), *end, *p, *next;
+        const char *value = json_string_value(string), *end, *p, *next = NULL;
         size_t len = json_string_length(string), total = 0, pieces = 0;
-        const PlanRun *run = NULL;
+        const PlanRun *run = NULL, *first = NULL;
         _cleanup_free_ char *whole = NULL;
-        char *out;
         long index;
 
         end = value + len;
@@ -181,37 +217,79 @@ static int restore_string(Restore *st, json_t *string)
                 if (index < 0)
                         return 1;
                 run = &st->runs->run[index];
+                if (nul == value)
+                        first = run;
                 total += run->len;
                 pieces++;
         }
 
+        if (keep) {
+                st->kept++;
+                return 0;
+        }
         /* The usual case, a value that is one run, is its text. */
         if (pieces == 1)
                 return json_string_setn_nocheck(string, st->data + run->start, run->len) ? -ENOMEM
                                                                                          : 0;
 
-        out = whole = big_malloc(total ? total : 1);
+        if (first && total <= st->len - first->start) {
+                /* The stand-in goes with the set: keep what follows the
+                 * first placeholder (a few bytes, as a rule). */
+                _cleanup_free_ char *rest = NULL;
+                size_t rest_len;
+                char *copy;
+
+                placeholder(st, value, end, false, &next);
+                rest_len = (size_t)(end - next);
+                rest = malloc(rest_len ? rest_len : 1);
+                if (!rest)
+                        return -ENOMEM;
+                memcpy(rest, next, rest_len);
+                if (json_string_setn_nocheck(string, st->data + first->start, total))
+                        return -ENOMEM;
+                /* jansson's buffer of this string, filled here: its value
+                 * is read-only to jansson's users because it may be shared,
+                 * but this string is new and not yet seen by anyone, and
+                 * jansson keeps no hash or copy of a string's value. */
+                copy = (char *)json_string_value(string);
+                put_pieces(st, rest, rest + rest_len, copy + first->len);
+                return 0;
+        }
+
+        whole = big_malloc(total ? total : 1);
         if (!whole)
                 return -ENOMEM;
-        for (p = value; p < end; p = next) {
-                const char *nul = memchr(p, '\0', (size_t)(end - p));
-
-                if (!nul) {
-                        memcpy(out, p, (size_t)(end - p));
-                        break;
-                }
-                memcpy(out, p, (size_t)(nul - p));
-                out += nul - p;
-                run = &st->runs->run[placeholder(st, nul, end, false, &next)];
-                memcpy(out, st->data + run->start, run->len);
-                out += run->len;
-        }
+        put_pieces(st, value, end, whole);
         return json_string_setn_nocheck(string, whole, total) ? -ENOMEM : 0;
+}
+
+/* Where a value is, as far as plan_parse_json_kept() cares: a Files
+ * entry's Body is doc.Files.<id>.Body. */
+typedef enum Place {
+        PLACE_OTHER,
+        PLACE_ROOT,
+        PLACE_FILES,
+        PLACE_FILE,
+        PLACE_BODY,
+} Place;
+
+static Place place_of(Place parent, const char *key)
+{
+        switch (parent) {
+        case PLACE_ROOT:
+                return streq(key, "Files") ? PLACE_FILES : PLACE_OTHER;
+        case PLACE_FILES:
+                return PLACE_FILE;
+        case PLACE_FILE:
+                return streq(key, "Body") ? PLACE_BODY : PLACE_OTHER;
+        default:
+                return PLACE_OTHER;
+        }
 }
 
 /* Depth-first over the tree; the depth is bounded by the bracket scan's
  * limit (at most PLAN_JANSSON_MAX_DEPTH levels). */
-static int restore_value(Restore *st, json_t *v)
+static int restore_value(Restore *st, json_t *v, Place place)
 {
         const char *key;
         json_t *child;
@@ -220,17 +298,17 @@ static int restore_value(Restore *st, json_t *v)
 
         switch (json_typeof(v)) {
         case JSON_STRING:
-                return restore_string(st, v);
+                return restore_string(st, v, st->keep && place == PLACE_BODY);
         case JSON_ARRAY:
                 json_array_foreach (v, i, child) {
-                        r = restore_value(st, child);
+                        r = restore_value(st, child, PLACE_OTHER);
                         if (r != 0)
                                 return r;
                 }
                 return 0;
         case JSON_OBJECT:
                 json_object_foreach (v, key, child) {
-                        r = restore_value(st, child);
+                        r = restore_value(st, child, place_of(place, key));
                         if (r != 0)
                                 return r;
                 }
@@ -240,16 +318,47 @@ static int restore_value(Restore *st, json_t *v)
         }
 }
 
-int plan_runs_restore(json_t *doc, const char *data, const PlanRuns *runs)
+int plan_runs_restore(json_t *doc, const char *data, size_t len, const PlanRuns *runs, bool keep,
+                      size_t *ret_kept)
 {
         _cleanup_free_ bool *seen = calloc(runs->n ? runs->n : 1, sizeof(*seen));
-        Restore st = {.data = data, .runs = runs, .seen = seen};
+        Restore st = {.data = data, .len = len, .runs = runs, .seen = seen, .keep = keep};
         int r;
 
         if (!seen)
                 return -ENOMEM;
-        r = restore_value(&st, doc);
+        r = restore_value(&st, doc, PLACE_ROOT);
         if (r != 0)
                 return r;
-        return st.found == runs->n ? 0 : 1;
+        if (st.found != runs->n)
+                return 1;
+        *ret_kept = st.kept;
+        return 0;
+}
+
+int plan_runs_pieces(const char *data, const PlanRuns *runs, const json_t *s,
+                     int (*fn)(void *userdata, const char *piece, size_t len), void *userdata)
+{
+        const char *value = json_string_value(s), *p, *end, *next;
+        int r;
+
+        if (!value)
+                return -EINVAL;
+        end = value + json_string_length(s);
+        for (p = value; p < end; p = next) {
+                const char *nul = memchr(p, '\0', (size_t)(end - p));
+                long index;
+
+                if (!nul)
+                        return fn(userdata, p, (size_t)(end - p));
+                if (nul > p && (r = fn(userdata, p, (size_t)(nul - p))) != 0)
+                        return r;
+                index = runs ? placeholder_index(runs->n, nul, end, &next) : -1;
+                if (index < 0)
+                        return -EINVAL;
+                r = fn(userdata, data + runs->run[index].start, runs->run[index].len);
+                if (r != 0)
+                        return r;
+        }
+        return 0;
 }

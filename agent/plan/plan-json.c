@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plan/plan-internal.h"
@@ -233,8 +234,10 @@ static const char *kind(const json_t *v)
 /* The parse with the runs kept away from jansson: 0 with *ret, 1 when the
  * plain parse must decide (jansson refused the text, or a placeholder went
  * astray), or -ENOMEM. jansson's errors are not used: positions in the
- * shortened text would not be the plan's. */
-static int parse_stand_in(const char *data, size_t len, const PlanRuns *runs, json_t **ret)
+ * shortened text would not be the plan's. With keep, the Files' bodies
+ * keep their placeholders, and *ret_kept counts them. */
+static int parse_stand_in(const char *data, size_t len, const PlanRuns *runs, bool keep,
+                          json_t **ret, size_t *ret_kept)
 {
         _cleanup_json_ json_t *doc = NULL;
         _cleanup_free_ char *text = NULL;
@@ -248,19 +251,49 @@ static int parse_stand_in(const char *data, size_t len, const PlanRuns *runs, js
                          NULL);
         if (!doc)
                 return 1;
-        r = plan_runs_restore(doc, data, runs);
+        r = plan_runs_restore(doc, data, len, runs, keep, ret_kept);
         if (r != 0)
                 return r;
         *ret = TAKE_PTR(doc);
         return 0;
 }
 
-int plan_parse_json_runs(const char *data, size_t len, const PlanLimits *lim, size_t min_run,
-                         json_t **ret, size_t *ret_runs, PlanError *err)
+struct PlanText {
+        char *data;
+        PlanRuns runs;
+};
+
+PlanText *plan_text_free(PlanText *t)
+{
+        if (t) {
+                free(t->data);
+                plan_runs_clear(&t->runs);
+                free(t);
+        }
+        return NULL;
+}
+
+int plan_text_pieces(const PlanText *t, const json_t *s,
+                     int (*fn)(void *userdata, const char *piece, size_t len), void *userdata)
+{
+        const char *value = json_string_value(s);
+        size_t len = json_string_length(s);
+
+        if (!value)
+                return -EINVAL;
+        if (!t || !memchr(value, '\0', len))
+                return fn(userdata, value, len);
+        return plan_runs_pieces(t->data, &t->runs, s, fn, userdata);
+}
+
+/* Both parses; with ret_text, the Files' bodies may stay in *text. */
+static int parse_json(const char *data, size_t len, const PlanLimits *lim, size_t min_run,
+                      json_t **ret, size_t *ret_runs, char **text, PlanText **ret_text,
+                      PlanError *err)
 {
         _cleanup_(plan_runs_clear) PlanRuns runs = {0};
         _cleanup_json_ json_t *doc = NULL;
-        size_t used = 0;
+        size_t used = 0, kept = 0;
         json_error_t je;
         int r;
 
@@ -279,7 +312,7 @@ int plan_parse_json_runs(const char *data, size_t len, const PlanLimits *lim, si
         /* The placeholders are escaped NULs, so the text must have none of
          * its own (they are refused below, as they always are). */
         if (runs.n > 0 && !has_escaped_nul(data, len)) {
-                r = parse_stand_in(data, len, &runs, &doc);
+                r = parse_stand_in(data, len, &runs, ret_text != NULL, &doc, &kept);
                 if (r < 0)
                         return r;
                 if (r == 0)
@@ -298,10 +331,38 @@ int plan_parse_json_runs(const char *data, size_t len, const PlanLimits *lim, si
         if (!json_is_object(doc))
                 return plan_error_setf(err, PLAN_CODE_EXCEPTION, 0, 0,
                                        "Plan is not a JSON object (got %s)", kind(doc));
+        if (kept > 0) {
+                PlanText *t = malloc(sizeof(*t));
+
+                if (!t)
+                        return -ENOMEM;
+                *t = (PlanText){.data = TAKE_PTR(*text), .runs = runs};
+                runs = (PlanRuns){0};
+                *ret_text = t;
+        } else if (ret_text)
+                *ret_text = NULL;
         if (ret_runs)
                 *ret_runs = used;
         *ret = TAKE_PTR(doc);
         return 0;
+}
+
+int plan_parse_json_runs(const char *data, size_t len, const PlanLimits *lim, size_t min_run,
+                         json_t **ret, size_t *ret_runs, PlanError *err)
+{
+        return parse_json(data, len, lim, min_run, ret, ret_runs, NULL, NULL, err);
+}
+
+int plan_parse_json_kept_runs(char **text, size_t len, const PlanLimits *lim, size_t min_run,
+                              json_t **ret, PlanText **ret_text, PlanError *err)
+{
+        return parse_json(*text, len, lim, min_run, ret, NULL, text, ret_text, err);
+}
+
+int plan_parse_json_kept(char **text, size_t len, const PlanLimits *lim, json_t **ret,
+                         PlanText **ret_text, PlanError *err)
+{
+        return plan_parse_json_kept_runs(text, len, lim, PLAN_JSON_LONG_RUN, ret, ret_text, err);
 }
 
 int plan_parse_json(const char *data, size_t len, const PlanLimits *lim, json_t **ret,

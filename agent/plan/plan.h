@@ -66,6 +66,36 @@ static inline void plan_error_clearp(PlanError *err)
 int plan_parse_json(const char *data, size_t len, const PlanLimits *lim, json_t **ret,
                     PlanError *err);
 
+/* A plan's text that the long bodies of some of its Files are still read
+ * from, instead of from copies in the document (plan_parse_json_kept()). */
+typedef struct PlanText PlanText;
+
+PlanText *plan_text_free(PlanText *t);
+
+static inline void plan_text_freep(PlanText **t)
+{
+        plan_text_free(*t);
+}
+
+/* plan_parse_json() of the text in *text (len bytes, a NUL after them),
+ * except that a Files entry's Body made of long runs of plain string text
+ * (a Base64 file, as the engine sends it) keeps them in the text: the
+ * document's string then holds placeholders (NUL characters, which no
+ * parsed string has), plan_text_pieces() gives its value, and the text
+ * goes to *ret_text, which takes *text (set to NULL). When no body was
+ * kept, *ret_text is NULL and *text stays the caller's. Everything else,
+ * the checks and errors included, is plan_parse_json()'s. This spares the
+ * document a copy of the body (2.8 MB for a 2 MiB file). */
+int plan_parse_json_kept(char **text, size_t len, const PlanLimits *lim, json_t **ret,
+                         PlanText **ret_text, PlanError *err);
+
+/* Call fn(userdata, piece, len) for each piece of string s's value, in
+ * order: the whole value at once when it keeps nothing in t (t may be
+ * NULL). Stops at fn's first non-zero return and returns it; 0 when all
+ * went through; -EINVAL when s is not a string. */
+int plan_text_pieces(const PlanText *t, const json_t *s,
+                     int (*fn)(void *userdata, const char *piece, size_t len), void *userdata);
+
 /* Parse hand-written YAML (one document, the scalar rules of PyYAML's
  * safe_load for null, booleans, integers and floats). Must be a mapping.
  * Aliases, merge keys, duplicate keys and tags other than !!str, !!int,

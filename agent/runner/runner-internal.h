@@ -41,6 +41,7 @@ typedef struct RunnerJob {
         unsigned timeout;           /* seconds for the whole plan, 0 = none */
         char *calls_dir;            /* owned: the entry whose call log records the Body, or NULL */
         JournalCallsKey *calls_key; /* owned: what seals that log */
+        PlanText *plan_text;        /* owned: runner_set_plan_text(), or NULL */
         runner_done_cb done;
         void *userdata;
         uv_thread_t thread;
@@ -104,6 +105,7 @@ struct Runner {
         RunnerJob *finishing;
         char *next_calls_dir; /* owned: runner_set_call_log() for the next start */
         JournalCallsKey *next_calls_key;
+        PlanText *next_plan_text; /* owned: runner_set_plan_text() for the next start */
         runner_idle_cb idle_cb;
         void *idle_userdata;
         RunnerObserver observer;

@@ -296,6 +296,7 @@ static json_t *plan_run(PlanRun *p)
         fo.set_owner = job->runner->set_owner;
         fo.owner_uid = job->runner->owner_uid;
         fo.owner_gid = job->runner->owner_gid;
+        fo.plan_text = job->plan_text;
         rc = files_new(job->runner->storage, job->dir, job->plan, &p->procs, &fo, &p->files);
         if (rc < 0) {
                 char msg[512];

@@ -33,6 +33,7 @@ static void runner_free_setup(Runner *r)
         free(r->storage);
         free(r->next_calls_dir);
         journal_calls_key_free(r->next_calls_key);
+        plan_text_free(r->next_plan_text);
         free(r->helper);
         free(r->home);
         free(r->fetcher);
@@ -65,6 +66,7 @@ static void job_free(RunnerJob *job)
         free(job->cache_dir);
         free(job->calls_dir);
         journal_calls_key_free(job->calls_key);
+        plan_text_free(job->plan_text);
         free(job->id);
         free(job->dir);
         free(job);
@@ -598,6 +600,7 @@ int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const j
         job->timeout = plan_timeout(r->cfg, plan);
         job->calls_dir = TAKE_PTR(r->next_calls_dir);
         job->calls_key = TAKE_PTR(r->next_calls_key);
+        job->plan_text = TAKE_PTR(r->next_plan_text);
         /* Should the last plan's thread still be removing its files, this
          * one's thread starts when that has ended (runner_reap). */
         if (!r->finishing) {
@@ -626,6 +629,12 @@ int runner_set_call_log(Runner *r, const char *dir, JournalCallsKey *key)
                 journal_calls_key_free(key);
         r->next_calls_dir = dir ? strdup(dir) : NULL;
         return !dir || (r->next_calls_dir && key) ? 0 : -ENOMEM;
+}
+
+void runner_set_plan_text(Runner *r, PlanText *text)
+{
+        plan_text_free(r->next_plan_text);
+        r->next_plan_text = text;
 }
 
 bool runner_busy(const Runner *r)

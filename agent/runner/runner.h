@@ -25,6 +25,7 @@
 
 #include "config/config.h"
 #include "journal/journal-calls.h"
+#include "plan/plan.h"
 #include "proc/proc.h"
 
 typedef struct Runner Runner;
@@ -73,6 +74,11 @@ int runner_start(Runner *r, const json_t *plan, const json_t *source_id, const j
  * A plan suspended for a reboot it asked for reaches done with a NULL
  * result: it has none in this run. Returns 0 or -ENOMEM. */
 int runner_set_call_log(Runner *r, const char *dir, JournalCallsKey *key);
+
+/* The next plan started reads its Files' bodies from text where the plan
+ * keeps them there (plan_parse_json_kept(); taken, and freed with the
+ * plan's run); NULL: nowhere but the plan. Call before runner_start(). */
+void runner_set_plan_text(Runner *r, PlanText *text);
 
 /* A plan runs, or the last one's files are still being removed. */
 bool runner_busy(const Runner *r);

@@ -11,16 +11,21 @@
 
 void *big_malloc(size_t n)
 {
-        void *p = malloc(n);
+        uintptr_t start, to, huge_to;
+        void *p;
 
-        if (p && n >= BIG_MALLOC_MIN) {
-                uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-                uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1);
-                uintptr_t to = ((uintptr_t)p + n) & ~(page - 1);
-
-                /* Best effort: without it the first writes fault them. */
-                if (to > from)
-                        (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
-        }
+        if (n < BIG_MALLOC_MIN)
+                return malloc(n);
+        if (posix_memalign(&p, BIG_MALLOC_HUGE, n) != 0)
+                return NULL;
+        /* p is on a huge page's boundary, so on a page's too. */
+        start = (uintptr_t)p;
+        to = (start + n) & ~((uintptr_t)sysconf(_SC_PAGESIZE) - 1);
+        huge_to = (start + n) & ~(uintptr_t)(BIG_MALLOC_HUGE - 1);
+        /* Best effort, both: without them the first writes fault the
+         * pages, 4 KiB at a time. */
+        if (huge_to > start)
+                (void)madvise(p, huge_to - start, MADV_HUGEPAGE);
+        (void)madvise(p, to - start, MADV_POPULATE_WRITE);
         return p;
 }
