@@ -29,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/base64-internal.h"
 #include "util/macro.h"
 
 static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -89,12 +88,6 @@ size_t base64_encode(char *out, const void *data, size_t len)
         char *o = out;
         size_t i = 0;
 
-#if BASE64_HAVE_AVX2
-        if (base64_avx2_usable()) {
-                i = base64_avx2_encode(o, p, len);
-                o += i / 3 * 4;
-        }
-#endif
         /* Two groups (six bytes) per step, read as one eight-byte load. */
         for (; i + 8 <= len; i += 6, o += 8) {
                 uint64_t w = load_be64(p + i);
@@ -213,13 +206,6 @@ static size_t decode_groups(const unsigned char *t, size_t len, unsigned char *o
 {
         unsigned char *o = out + *n, *end = out + cap;
         size_t i = 0;
-
-#if BASE64_HAVE_AVX2
-        if (base64_avx2_usable()) {
-                i = base64_avx2_decode(t, len, o, (size_t)(end - o));
-                o += i / 4 * 3;
-        }
-#endif
 
         /* Two groups per step, stored as one eight-byte write of which six
          * count, while the buffer has the room. */
