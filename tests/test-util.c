@@ -596,6 +596,56 @@ START_TEST(test_b64_random)
 }
 END_TEST
 
+/* Long texts: every byte value in every position of texts of 72, 70 and
+ * 71 bytes' Base64 (with and without padding), and random texts up to 420
+ * characters with a stray byte here and there, decode as the reference
+ * says; every length of data up to 300 bytes encodes as it says. */
+START_TEST(test_b64_long_every_byte)
+{
+        static const size_t sizes[] = {72, 70, 71};
+        unsigned char data[72], t[96];
+        unsigned seed = 777;
+
+        for (size_t i = 0; i < sizeof(data); i++)
+                data[i] = (unsigned char)rand_r(&seed);
+        for (size_t s = 0; s < ELEMENTSOF(sizes); s++) {
+                size_t len = ref_encode((char *)t, data, sizes[s]);
+
+                for (size_t pos = 0; pos < len; pos++)
+                        for (unsigned c = 0; c < 256; c++) {
+                                unsigned char keep = t[pos];
+
+                                t[pos] = (unsigned char)c;
+                                check_both(t, len);
+                                t[pos] = keep;
+                        }
+        }
+}
+END_TEST
+
+START_TEST(test_b64_long_random)
+{
+        unsigned char data[300], t[420];
+        char text[420], want[420];
+        unsigned seed = 4242;
+
+        for (size_t n = 0; n <= sizeof(data); n++) {
+                for (size_t i = 0; i < n; i++)
+                        data[i] = (unsigned char)rand_r(&seed);
+                ck_assert_uint_eq(base64_encode(text, data, n), ref_encode(want, data, n));
+                ck_assert(memcmp(text, want, base64_encoded_len(n)) == 0);
+        }
+        for (int round = 0; round < 5000; round++) {
+                size_t n = (size_t)(rand_r(&seed) % sizeof(t));
+
+                for (size_t i = 0; i < n; i++)
+                        t[i] = rand_r(&seed) % 200 ? (unsigned char)b64_alphabet[rand_r(&seed) % 64]
+                                                   : (unsigned char)rand_r(&seed);
+                check_both(t, n);
+        }
+}
+END_TEST
+
 /* Both readers around the sizes where their buffers grow: the first
  * buffer (a page for file_read_all, the file's size for the other) and
  * the cap, one byte each side. */
@@ -726,6 +776,8 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_b64_every_byte_counts);
         tcase_add_test(tc, test_b64_padding);
         tcase_add_test(tc, test_b64_random);
+        tcase_add_test(tc, test_b64_long_every_byte);
+        tcase_add_test(tc, test_b64_long_random);
         tcase_add_test(tc, test_hexid);
         tcase_add_test(tc, test_big_malloc);
 }
