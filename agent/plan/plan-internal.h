@@ -68,12 +68,12 @@ bool plan_runs_plain(const char *text, size_t len);
 int plan_runs_stand_in(const char *data, size_t len, const PlanRuns *runs, char **ret,
                        size_t *ret_len);
 
-/* Replace the placeholders in doc's strings with the runs of data (len
- * bytes, the text the runs were found in); with keep, the Files' bodies
+/* Replace the placeholders in doc's strings with the runs of data (the
+ * text the runs were found in); with keep, the Files' bodies
  * (doc.Files.<id>.Body) keep theirs, and *ret_kept says how many strings
  * did. Returns 0, 1 when some placeholder was not found exactly once, or
  * -ENOMEM. */
-int plan_runs_restore(json_t *doc, const char *data, size_t len, const PlanRuns *runs, bool keep,
+int plan_runs_restore(json_t *doc, const char *data, const PlanRuns *runs, bool keep,
                       size_t *ret_kept);
 
 /* plan_text_pieces() of a string that may hold placeholders of runs of

@@ -114,7 +114,6 @@ int plan_runs_stand_in(const char *data, size_t len, const PlanRuns *runs, char 
 
 typedef struct Restore {
         const char *data;
-        size_t len; /* of data */
         const PlanRuns *runs;
         bool *seen; /* one per run */
         size_t found;
@@ -183,17 +182,14 @@ static void put_pieces(Restore *st, const char *p, const char *end, char *out)
 /* Put the runs back into one string value. 0, 1 when a placeholder is not
  * as written, or -ENOMEM. A value that is one run takes its text from the
  * plan itself. A value of several pieces (a run and the "\n" after it, as
- * the engine's Base64 files end) is put together in jansson's own copy:
- * when it starts with a run, that copy is made from the plan's text at
- * the run (the text from there to the string's end is at least as long as
- * the value, since no escape is shorter than what it stands for), and the
- * pieces after the run are written over it, which spares a block of the
- * value's size and a pass over it; else the value is put together first. */
+ * the engine's Base64 files end) is put together in a block of its own,
+ * which jansson copies: a Files entry's Body, the one such value of any
+ * size, is kept in the plan's text instead (plan_parse_json_kept()). */
 static int restore_string(Restore *st, json_t *string, bool keep)
 {
         const char *value = json_string_value(string), *end, *p, *next = NULL;
         size_t len = json_string_length(string), total = 0, pieces = 0;
-        const PlanRun *run = NULL, *first = NULL;
+        const PlanRun *run = NULL;
         _cleanup_free_ char *whole = NULL;
         long index;
 
@@ -217,8 +213,6 @@ static int restore_string(Restore *st, json_t *string, bool keep)
                 if (index < 0)
                         return 1;
                 run = &st->runs->run[index];
-                if (nul == value)
-                        first = run;
                 total += run->len;
                 pieces++;
         }
@@ -231,30 +225,6 @@ static int restore_string(Restore *st, json_t *string, bool keep)
         if (pieces == 1)
                 return json_string_setn_nocheck(string, st->data + run->start, run->len) ? -ENOMEM
                                                                                          : 0;
-
-        if (first && total <= st->len - first->start) {
-                /* The stand-in goes with the set: keep what follows the
-                 * first placeholder (a few bytes, as a rule). */
-                _cleanup_free_ char *rest = NULL;
-                size_t rest_len;
-                char *copy;
-
-                placeholder(st, value, end, false, &next);
-                rest_len = (size_t)(end - next);
-                rest = malloc(rest_len ? rest_len : 1);
-                if (!rest)
-                        return -ENOMEM;
-                memcpy(rest, next, rest_len);
-                if (json_string_setn_nocheck(string, st->data + first->start, total))
-                        return -ENOMEM;
-                /* jansson's buffer of this string, filled here: its value
-                 * is read-only to jansson's users because it may be shared,
-                 * but this string is new and not yet seen by anyone, and
-                 * jansson keeps no hash or copy of a string's value. */
-                copy = (char *)json_string_value(string);
-                put_pieces(st, rest, rest + rest_len, copy + first->len);
-                return 0;
-        }
 
         whole = big_malloc(total ? total : 1);
         if (!whole)
@@ -318,11 +288,11 @@ static int restore_value(Restore *st, json_t *v, Place place)
         }
 }
 
-int plan_runs_restore(json_t *doc, const char *data, size_t len, const PlanRuns *runs, bool keep,
+int plan_runs_restore(json_t *doc, const char *data, const PlanRuns *runs, bool keep,
                       size_t *ret_kept)
 {
         _cleanup_free_ bool *seen = calloc(runs->n ? runs->n : 1, sizeof(*seen));
-        Restore st = {.data = data, .len = len, .runs = runs, .seen = seen, .keep = keep};
+        Restore st = {.data = data, .runs = runs, .seen = seen, .keep = keep};
         int r;
 
         if (!seen)

@@ -251,7 +251,7 @@ static int parse_stand_in(const char *data, size_t len, const PlanRuns *runs, bo
                          NULL);
         if (!doc)
                 return 1;
-        r = plan_runs_restore(doc, data, len, runs, keep, ret_kept);
+        r = plan_runs_restore(doc, data, runs, keep, ret_kept);
         if (r != 0)
                 return r;
         *ret = TAKE_PTR(doc);
