@@ -626,6 +626,95 @@ START_TEST(test_durable_power_loss)
 }
 END_TEST
 
+/* What a power loss may leave of the call log of a Body of three calls,
+ * whatever it takes: each record cut at its start, after its first byte,
+ * in its middle and before its last byte, and the whole log; resumed on
+ * another boot each time. A call whose start is whole in what is left
+ * never runs again unless its script is idempotent: the plan is answered
+ * with 103 naming the last started call when its end is gone, and else
+ * goes on with the recorded results (a call whose end is whole is never
+ * run again, idempotent or not). Never 108, never a result of another
+ * length. */
+START_TEST(test_durable_every_prefix)
+{
+        bool idempotent = _i == 1;
+        char dir[128], path[128], boot[32], says[64];
+        _cleanup_free_ char *log = NULL;
+        size_t len = 0, cuts[64], n_cuts = 0, start[16], end[16], n_recs = 0;
+        char kinds[16];
+        const json_t *body;
+
+        snprintf(dir, sizeof(dir), "%s/entry", fx.storage);
+        ck_assert_int_eq(mkdir(dir, 0700), 0);
+        set_boot("boot-0");
+        run_calls(3, idempotent);
+        ck_assert_int_eq(json_integer_value(json_object_get(durable_result, "ErrorCode")), 0);
+        snprintf(path, sizeof(path), "%s/entry/calls", fx.storage);
+        ck_assert_int_eq(file_read_all(path, 1 << 20, &log, &len), 0);
+
+        /* The records: "<kind> <seq> <length> <mac>\n<payload>\n". */
+        for (size_t at = 0; at < len; n_recs++) {
+                const char *nl = memchr(log + at, '\n', len - at);
+                unsigned long plen;
+
+                ck_assert_ptr_nonnull(nl);
+                ck_assert_uint_lt(n_recs, ELEMENTSOF(start));
+                ck_assert_int_eq(sscanf(log + at, "%c %*u %lu", &kinds[n_recs], &plen), 2);
+                start[n_recs] = at;
+                at = (size_t)(nl - log) + 1 + plen + 1;
+                end[n_recs] = at;
+        }
+        ck_assert_uint_eq(end[n_recs - 1], len);
+        for (size_t i = 0; i < n_recs; i++) {
+                size_t k = end[i] - start[i];
+                size_t at[] = {start[i], start[i] + 1, start[i] + k / 2, end[i] - 1};
+
+                for (size_t j = 0; j < ELEMENTSOF(at); j++)
+                        cuts[n_cuts++] = at[j];
+        }
+        cuts[n_cuts++] = len;
+
+        for (size_t c = 0; c < n_cuts; c++) {
+                int whole_s = 0, whole_e = 0, want_starts, code;
+                _cleanup_fclose_ FILE *f = NULL;
+
+                for (size_t i = 0; i < n_recs && end[i] <= cuts[c]; i++) {
+                        whole_s += kinds[i] == 'S';
+                        whole_e += kinds[i] == 'E';
+                }
+                f = fopen(path, "w");
+                ck_assert_ptr_nonnull(f);
+                ck_assert_uint_eq(fwrite(log, 1, cuts[c], f), cuts[c]);
+                f = (fclose(f), NULL);
+                snprintf(boot, sizeof(boot), "boot-%zu", c + 1);
+                set_boot(boot);
+                snprintf(path, sizeof(path), "%s/count", fx.storage);
+                (void)unlink(path);
+                snprintf(path, sizeof(path), "%s/entry/calls", fx.storage);
+
+                body = run_calls(3, idempotent);
+                code = (int)json_integer_value(json_object_get(durable_result, "ErrorCode"));
+                if (!idempotent && whole_s > whole_e) {
+                        snprintf(says, sizeof(says), "during call %d, c(), which was not run",
+                                 whole_s - 1);
+                        ck_assert_msg(code == 103, "cut at %zu of %zu: ErrorCode %d", cuts[c], len,
+                                      code);
+                        ck_assert_ptr_nonnull(
+                                strstr(json_string_value(json_object_get(body, "Message")), says));
+                        want_starts = 0;
+                } else {
+                        ck_assert_msg(code == 0, "cut at %zu of %zu: ErrorCode %d", cuts[c], len,
+                                      code);
+                        ck_assert_uint_eq(json_array_size(body), 3);
+                        want_starts = 3 - (idempotent ? whole_e : whole_s);
+                }
+                ck_assert_msg(starts() == want_starts, "cut at %zu of %zu: %d calls ran, not %d",
+                              cuts[c], len, starts(), want_starts);
+        }
+        durable_teardown();
+}
+END_TEST
+
 /* Rewrite entry/calls as a process without the key can: every record's
  * "ran" made "FORGED" and framed again with a valid CRC-32 (as the log
  * was framed before seals) or the plain SHA-256 chain of a journal
@@ -761,6 +850,7 @@ static void add_tests(TCase *tc)
         tcase_add_loop_test(tc, test_durable_ends, 0, (int)ELEMENTSOF(end_cases));
         tcase_add_loop_test(tc, test_durable_flushes, 0, (int)ELEMENTSOF(flush_cases));
         tcase_add_loop_test(tc, test_durable_power_loss, 0, (int)ELEMENTSOF(loss_cases));
+        tcase_add_loop_test(tc, test_durable_every_prefix, 0, 2);
         tcase_add_test(tc, test_cancel_after_result);
         tcase_add_loop_test(tc, test_durable_planted, 0, 2);
         tcase_add_test(tc, test_run_command);
