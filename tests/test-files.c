@@ -273,6 +273,18 @@ START_TEST(test_base64_engine_style)
         ck_assert_uint_eq(len, 4);
         ck_assert(memcmp(data, "\x00\xff\x00\xff", 4) == 0);
         free(data);
+        /* Escapes inside the Base64 text (an encoder that writes "\/", or
+         * "\u0051" for Q), in the middle of a quantum: the runs around them
+         * are kept in the plan's text, the escapes decoded by jansson. */
+        prepare_one("\"x\": {\"Name\": \"b\", \"BodyType\": \"Base64\", \"Body\": "
+                    "\"\\/\\/79\\u0051UJD\\u000a\"}",
+                    "b", &data, &len, &err, 0);
+        ck_assert_uint_eq(len, 6);
+        ck_assert(memcmp(data,
+                         "\xff\xfe\xfd"
+                         "ABC",
+                         6) == 0);
+        free(data);
 }
 END_TEST
 
