@@ -1,5 +1,6 @@
 /* Tests for the small utilities: strbuf, fileio, base64 and hexid. */
 #include <check.h>
+#include <malloc.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -759,6 +760,60 @@ START_TEST(test_big_malloc)
 }
 END_TEST
 
+/* Whether the mapping that holds p is marked MADV_HUGEPAGE ("hg" in its
+ * VmFlags, /proc/self/smaps). */
+static bool marked_huge(const void *p)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/smaps", "r");
+        char line[512];
+        bool in = false;
+
+        ck_assert_ptr_nonnull(f);
+        while (fgets(line, sizeof(line), f)) {
+                unsigned long from, to;
+
+                /* A mapping's first line; its fields' lines start with
+                 * a name and a colon, which is not "<hex>-<hex>". */
+                if (sscanf(line, "%lx-%lx ", &from, &to) == 2)
+                        in = (uintptr_t)p >= from && (uintptr_t)p < to;
+                else if (in && strncmp(line, "VmFlags:", 8) == 0)
+                        return strstr(line, " hg") != NULL;
+        }
+        return false;
+}
+
+/* A big block that malloc carves out of the heap (a free stretch there
+ * large enough, left by many small blocks freed under a live one) is not
+ * marked MADV_HUGEPAGE: the heap's pages are used again for small blocks
+ * after the block is freed and malloc_trim() has dropped them, and a
+ * page fault there would then take a whole 2 MiB page, which an idle
+ * agent keeps. A block of its own mapping goes with free(). */
+START_TEST(test_big_malloc_heap)
+{
+        enum { N = 100000 };
+        _cleanup_free_ void **small = calloc(N, sizeof(*small));
+        _cleanup_free_ char *live = NULL, *big = NULL;
+
+        ck_assert_ptr_nonnull(small);
+        /* As main.c sets it. */
+        ck_assert_int_eq(mallopt(M_MMAP_THRESHOLD, 128 * 1024), 1);
+        for (size_t i = 0; i < N; i++)
+                ck_assert_ptr_nonnull(small[i] = malloc(64));
+        live = malloc(64);
+        for (size_t i = 0; i < N; i++)
+                free(small[i]);
+        big = big_malloc(3 * BIG_MALLOC_HUGE / 2);
+        ck_assert_ptr_nonnull(big);
+        /* The case this test is about: glibc's malloc puts the block in
+         * the heap. ASan's and valgrind's malloc keep no heap below the
+         * program break: there is no such case to check. */
+        if ((uintptr_t)big >= (uintptr_t)sbrk(0))
+                return;
+        ck_assert(!marked_huge(big));
+        memset(big, 'x', 3 * BIG_MALLOC_HUGE / 2);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_strbuf);
@@ -780,6 +835,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_b64_long_random);
         tcase_add_test(tc, test_hexid);
         tcase_add_test(tc, test_big_malloc);
+        tcase_add_test(tc, test_big_malloc_heap);
 }
 
 int main(void)

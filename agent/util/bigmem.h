@@ -18,10 +18,12 @@
  * first written. Such blocks are above the mmap threshold main.c sets, so
  * each is a fresh mapping whose pages all fault otherwise; the pages are
  * the same ones the writing would have touched, so the memory used is the
- * same. The block starts on a BIG_MALLOC_HUGE boundary and its whole huge
- * pages are marked MADV_HUGEPAGE: where transparent huge pages are
- * enabled for such regions ("madvise" or "always" in
- * /sys/kernel/mm/transparent_hugepage/enabled), each 2 MiB is
+ * same. The block starts on a BIG_MALLOC_HUGE boundary and, when it is a
+ * mapping of its own (above the program break; malloc may instead carve
+ * it out of a free stretch of the heap, which must not keep the mark
+ * after free()), its whole huge pages are marked MADV_HUGEPAGE: where
+ * transparent huge pages are enabled for such regions ("madvise" or
+ * "always" in /sys/kernel/mm/transparent_hugepage/enabled), each 2 MiB is
  * one page to allocate, clear and charge instead of 512. A kernel without
  * either changes nothing (the calls fail, the faults happen as before).
  * NULL when out of memory; free() frees it. */
