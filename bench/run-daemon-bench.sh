@@ -4,6 +4,8 @@
 #
 #   bench/run-daemon-bench.sh [-B BUILD_DIR] [--fs LIST] [BENCH-DAEMON OPTIONS...]
 #
+# (-B and --fs may stand anywhere among the options.)
+#
 # BUILD_DIR is the meson build directory (default: build). The options go to
 # bench-daemon as they are (--runs, --big, --burst, --bursts, --starts,
 # --dir, --shm-dir, --only, --config-extra, --wrap, --debug, --keep; see
@@ -30,13 +32,17 @@ usage() {
     echo "usage: $0 [-B BUILD_DIR] [--fs dir,journaled,unjournaled] [OPTIONS...]" >&2
     exit 2
 }
+# -B and --fs are ours wherever they stand; every other word goes to
+# bench-daemon in its order.
+rest=()
 while [ $# -gt 0 ]; do
     case $1 in
     -B) [ $# -ge 2 ] || usage; build=$(cd "$2" && pwd); shift 2 ;;
     --fs) [ $# -ge 2 ] || usage; fs_list=$2; shift 2 ;;
-    *) break ;;
+    *) rest+=("$1"); shift ;;
     esac
 done
+set -- ${rest[@]+"${rest[@]}"}
 IFS=, read -r -a fs_runs <<<"$fs_list"
 for fs in "${fs_runs[@]}"; do
     case $fs in
