@@ -370,6 +370,8 @@ int fdatasync(int fd)
 
         snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
         n = readlink(link, target, sizeof(target) - 1);
+        if (n > 6)
+                target[n] = '\0'; /* readlink() does not end it */
         if (n > 6 && streq(target + n - 6, "/calls") && fstat(fd, &st) == 0) {
                 calls_flushes++;
                 calls_durable = st.st_size;
