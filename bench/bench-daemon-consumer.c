@@ -8,15 +8,22 @@
  *      LOG_NAME in the current directory, and fdatasync()ed: a plan that
  *      was acked is on the disk (flush 1);
  *   2. the message is acked;
- *   3. `sh ./SCRIPT` runs in the current directory through posix_spawn()
+ *   3. a record that the plan begins is appended and fdatasync()ed before
+ *      anything runs (flush 2): after a power loss, a plan logged without
+ *      it ran nothing and may run, one with it may have run and must be
+ *      answered instead, never run again. That is the agent's promise (its
+ *      journal's `running`, docs/journal.md "States"); a floor without it
+ *      could only run a begun plan twice or answer an unbegun one with an
+ *      error, which the agent does not;
+ *   4. `sh ./SCRIPT` runs in the current directory through posix_spawn()
  *      with stdin /dev/null and stdout read through a pipe, then waitpid()
  *      (bench-daemon-spawn.c); in the contained floor,
  *      bench-daemon-contained, through the agent's runner instead, contained
  *      as the agent contains a script (bench-daemon-contained.c);
- *   4. its stdout (without the final newline), as a small JSON result, is
+ *   5. its stdout (without the final newline), as a small JSON result, is
  *      appended to the log and fdatasync()ed: a result that is published
- *      can be published again after a crash (flush 2);
- *   5. the result is published to the results queue, with the properties
+ *      can be published again after a crash (flush 3);
+ *   6. the result is published to the results queue, with the properties
  *      the agent gives its results, and the broker's confirm is taken when
  *      it comes (the consumer does not wait for it before the next plan,
  *      as the agent does not; it waits for all of them before it stops).
@@ -144,7 +151,8 @@ static int handle(amqp_connection_state_t conn, const amqp_envelope_t *env,
                          (const char *)p->message_id.bytes);
         json_safe(id);
         if (log_append('p', id, env->message.body.bytes, env->message.body.len) < 0 ||
-            amqp_basic_ack(conn, CHANNEL, env->delivery_tag, 0) != 0)
+            amqp_basic_ack(conn, CHANNEL, env->delivery_tag, 0) != 0 ||
+            log_append('b', id, NULL, 0) < 0)
                 return -1;
         rc = consumer_script_run(id, strncmp(id, "sha-", 4) == 0 ? "sha.sh" : "echo.sh", output,
                                  sizeof(output));
