@@ -2,10 +2,11 @@
 # The agent's log entries through a real systemd-journald, in TAP
 # (docs/daemon.md, "Logs"). In a private mount namespace (unshare -m) with a
 # tmpfs on /run, and on /var/log/journal, this script starts
-# systemd-journald, runs `muranoagent run` on two plans with stderr in a file
-# that $JOURNAL_STREAM names (as systemd does for a unit whose stderr is the
-# journal), and reads the entries back with journalctl: the fields, a
-# message of two lines, nothing on stderr. Then journald is stopped and the
+# systemd-journald, runs `muranoagent run` on three plans with stderr in a
+# file that $JOURNAL_STREAM names (as systemd does for a unit whose stderr is
+# the journal), and reads the entries back with journalctl: the fields, a
+# message of two lines, one larger than a datagram (sent in a memfd),
+# nothing on stderr. Then journald is stopped and the
 # entries come to stderr as lines. Needs root, unshare, systemd-journald
 # and journalctl; says "# SKIP" without them.
 # MURANOAGENT and TEST_DATA_DIR come from meson (tests/meson.build).
@@ -30,19 +31,20 @@ if [ "${1:-}" = inner ]; then
     done
     : >"$work/stderr"
     stream=$(stat -c '%d:%i' "$work/stderr")
-    for plan in hello fails; do
+    for plan in hello fails big; do
         JOURNAL_STREAM=$stream "$agent" --config-file "$work/agent.conf" run "$work/$plan.json" \
             --storage "$work/storage" >/dev/null 2>>"$work/stderr"
     done
-    # journald takes the datagrams in its own time: wait for both plans' end.
+    # journald takes the datagrams in its own time: wait for the plans' end.
     for _ in $(seq 200); do
         [ "$(journalctl -D /run/log/journal -o cat --no-pager SYSLOG_IDENTIFIER=muranoagent |
-            grep -c '^plan finished')" = 2 ] && break
+            grep -c '^plan finished')" = 3 ] && break
         sleep 0.05
     done
     journalctl -D /run/log/journal -o json --no-pager SYSLOG_IDENTIFIER=muranoagent \
         >"$work/entries.json"
     journalctl -D /run/log/journal -o cat --no-pager PLAN_ID=jd-fails >"$work/fails.txt"
+    journalctl -D /run/log/journal -o cat --no-pager PLAN_ID=jd-big >"$work/big.txt"
     kill "$jpid"
     wait "$jpid"
     # journald gone: the socket is still there, but nobody reads it.
@@ -70,6 +72,9 @@ json.dump(plan, open(sys.argv[2] + "/hello.json", "w"))
 plan["ID"] = "jd-fails"
 plan["Body"] = 'raise ValueError("first line\\nsecond line")'
 json.dump(plan, open(sys.argv[2] + "/fails.json", "w"))
+plan["ID"] = "jd-big"
+plan["Body"] = 'raise ValueError("big:" + "y" * 400000 + ":end")'
+json.dump(plan, open(sys.argv[2] + "/big.json", "w"))
 EOF
 unshare -m "$0" inner "$work"
 note <"$work/journald.out"
@@ -93,6 +98,10 @@ jd-hello|6|muranoagent|True|True|True|plan finished: ErrorCode 0" \
 check "the failing plan's warning has PRIORITY 4" grep -q '^jd-fails|4|muranoagent|True|' <<<"$summary"
 check "journalctl PLAN_ID=jd-fails gives a message of two lines, whole" \
     grep -qx 'second line' "$work/fails.txt"
+# Larger than a datagram may be: it goes through a sealed memfd.
+check "an entry of 400 kB reaches journald whole, through a memfd" \
+    python3 -c 'import sys; sys.exit("big:" + "y" * 400000 + ":end" not in open(sys.argv[1]).read())' \
+    "$work/big.txt"
 check "without journald, the entries come to stderr as lines" \
     grep -q ' INFO muranoagent \[plan jd-hello\] plan finished: ErrorCode 0$' "$work/after"
 tap_done

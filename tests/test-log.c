@@ -272,6 +272,82 @@ START_TEST(test_journal_fields)
 }
 END_TEST
 
+/* An entry larger than a datagram may be comes in a sealed memfd, its
+ * descriptor in a datagram of its own, as journald's protocol has it. */
+START_TEST(test_journal_large_entry)
+{
+        int fd = bind_journal(), rcvd = -1, seals;
+        size_t big = 1 << 20, got_len;
+        _cleanup_free_ char *msg = NULL, *d = NULL, *got = NULL;
+        union {
+                struct cmsghdr h;
+                char space[CMSG_SPACE(sizeof(int))];
+        } control;
+        char byte;
+        struct iovec iov = {&byte, 1};
+        struct msghdr mh = {.msg_iov = &iov,
+                            .msg_iovlen = 1,
+                            .msg_control = control.space,
+                            .msg_controllen = sizeof(control.space)};
+        struct cmsghdr *c;
+        struct stat st;
+        FILE *f;
+        unsigned long long wmem = 0;
+
+        /* Larger than the kernel lets a datagram be on this host. */
+        f = fopen("/proc/sys/net/core/wmem_default", "r");
+        if (f) {
+                if (fscanf(f, "%llu", &wmem) != 1)
+                        wmem = 0;
+                fclose(f);
+        }
+        if (wmem + (64 << 10) > big)
+                big = (size_t)wmem + (64 << 10);
+        msg = malloc(big + 1);
+        ck_assert_ptr_nonnull(msg);
+        for (size_t i = 0; i < big; i++)
+                msg[i] = (char)('a' + i % 26);
+        msg[big] = '\0';
+
+        stderr_to_file();
+        set_journal_stream(STDERR_FILENO);
+        ck_assert_int_eq(log_open_with(&(LogOptions){.journal_socket = sock}), 0);
+        ck_assert(log_to_journal());
+        log_error("plan-8", "%s", msg);
+
+        ck_assert_int_ge(recvmsg(fd, &mh, MSG_CMSG_CLOEXEC), 0);
+        c = CMSG_FIRSTHDR(&mh);
+        ck_assert_msg(c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS,
+                      "no descriptor came with the datagram");
+        memcpy(&rcvd, CMSG_DATA(c), sizeof(int));
+        ck_assert_int_ge(rcvd, 0);
+        seals = fcntl(rcvd, F_GET_SEALS);
+        ck_assert_int_ge(seals, 0);
+        ck_assert_int_eq(seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE),
+                         F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE);
+        ck_assert_int_eq(fstat(rcvd, &st), 0);
+        d = malloc((size_t)st.st_size);
+        ck_assert_ptr_nonnull(d);
+        ck_assert_int_eq(pread(rcvd, d, (size_t)st.st_size, 0), st.st_size);
+        got = field(d, (size_t)st.st_size, "MESSAGE");
+        ck_assert_ptr_nonnull(got);
+        got_len = strlen(got);
+        ck_assert_uint_eq(got_len, big);
+        ck_assert(memcmp(got, msg, big) == 0);
+        ck_field(d, (size_t)st.st_size, "PLAN_ID", "plan-8");
+        ck_field(d, (size_t)st.st_size, "PRIORITY", "3");
+        close(rcvd);
+
+        /* Nothing went to stderr. */
+        log_close();
+        {
+                _cleanup_free_ char *text = read_log();
+                ck_assert_str_eq(text, "");
+        }
+        close(fd);
+}
+END_TEST
+
 START_TEST(test_journal_missing_falls_back)
 {
         _cleanup_free_ char *text = NULL;
@@ -317,6 +393,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_text_line);
         tcase_add_test(tc, test_json_lines);
         tcase_add_test(tc, test_journal_fields);
+        tcase_add_test(tc, test_journal_large_entry);
         tcase_add_test(tc, test_journal_missing_falls_back);
         tcase_add_test(tc, test_journal_only_for_its_stream);
 }

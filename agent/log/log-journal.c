@@ -10,16 +10,20 @@
  * and would cost every idle agent 0.9 MiB of resident memory, like the
  * sd_notify() we also do without (README.md, "Dependencies").
  *
- * An entry too large for one datagram (journald's socket takes 8 MiB; the
- * kernel's default send buffer some 200 KiB) is not sent through a memfd as
- * libsystemd would: log.c writes it to stderr instead, which is the journal
- * too. */
+ * An entry too large for one datagram (the kernel's default send buffer is
+ * some 200 KiB) goes as the protocol says: written to a memfd, sealed
+ * against change, and the descriptor sent in a datagram of its own
+ * (SCM_RIGHTS); journald reads the entry from it. Only when that fails too
+ * does log.c write the entry to stderr, which is the journal too, as
+ * text. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -97,6 +101,45 @@ static const char *source_path(const char *file)
         return file;
 }
 
+/* Send the entry's len bytes at data through a sealed memfd, for an entry
+ * larger than a datagram may be. */
+static int send_memfd(const LogJournal *j, const char *data, size_t len)
+{
+        union {
+                struct cmsghdr h;
+                char space[CMSG_SPACE(sizeof(int))];
+        } control = {0};
+        struct msghdr mh = {.msg_name = (void *)&j->addr,
+                            .msg_namelen = j->addr_len,
+                            .msg_control = control.space,
+                            .msg_controllen = sizeof(control.space)};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        _cleanup_close_ int fd =
+                memfd_create("muranoagent-journal", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        ssize_t n;
+
+        if (fd < 0)
+                return -errno;
+        for (size_t at = 0; at < len; at += (size_t)n) {
+                n = write(fd, data + at, len - at);
+                if (n < 0 && errno == EINTR)
+                        n = 0;
+                else if (n <= 0)
+                        return n < 0 ? -errno : -EIO;
+        }
+        /* journald takes a memfd only when nobody can change it any more. */
+        if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+                return -errno;
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        do
+                n = sendmsg(j->fd, &mh, MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        return n < 0 ? -errno : 0;
+}
+
 int log_journal_send(const LogJournal *j, const LogEntry *e)
 {
         /* syslog(3) priorities: LOG_DEBUG, LOG_INFO, LOG_WARNING, LOG_ERR. */
@@ -131,6 +174,8 @@ int log_journal_send(const LogJournal *j, const LogEntry *e)
         do
                 n = sendmsg(j->fd, &mh, MSG_NOSIGNAL);
         while (n < 0 && errno == EINTR);
+        if (n < 0 && (errno == EMSGSIZE || errno == ENOBUFS))
+                return send_memfd(j, b.data, b.len);
         if (n < 0)
                 return -errno;
         return (size_t)n == b.len ? 0 : -EMSGSIZE;
