@@ -89,6 +89,26 @@ jext4_describe() {
         "features: $features; journal thread: $(cat "/sys/fs/ext4/$dev/journal_task")"
 }
 
+# One line of what the file system's journal did since it was mounted,
+# from /proc/fs/jbd2/<dev>-8/info: its commits and what an average one took.
+jext4_commits() {
+    local info
+    info="/proc/fs/jbd2/$(basename "$jext4_loop")-8/info"
+    [ -r "$info" ] || return 0
+    awk '
+        NR == 1 { n = $1; req = substr($3, 2) }
+        /waiting for transaction/ { wait = $1 }
+        /flushing data/ { data = $1 }
+        /logging transaction/ { logging = $1 }
+        /average transaction commit time/ { commit = $1 }
+        /handles per transaction/ { handles = $1 }
+        / blocks per transaction/ { blocks = $1 }
+        END { printf "# journal commits: %s (%s asked for by a flush); average %s commit, %s of it" \
+              " flushing ordered data and %s logging; %s handles and %s blocks per commit;" \
+              " %s waiting for a transaction\n", n, req, commit, data, logging, handles, blocks, wait }
+    ' "$info"
+}
+
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     set -euo pipefail
     [ $# -ge 1 ] || { echo "usage: $0 COMMAND [ARGS...]" >&2; exit 2; }
@@ -98,4 +118,5 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     jext4_make
     jext4_describe
     "$@" "$jext4_mnt"
+    jext4_commits
 fi

@@ -97,5 +97,6 @@ for fs in "${fs_runs[@]}"; do
     ${BENCH_PREFIX:-} "$bench" --port "$BROKER_PORT" "$@" --dir "$jext4_mnt"
     [ -z "$jbd2" ] || echo "# journal thread (pid $jbd2):" \
         "$((($(journal_ticks "$jbd2") - ticks) * 1000 / $(getconf CLK_TCK))) ms of CPU over the run"
+    jext4_commits
     jext4_remove
 done
