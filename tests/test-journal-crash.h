@@ -653,7 +653,7 @@ static inline char *cm_file_image(int k, size_t *ret_len)
         }
         /* The size: the one of the last flush, or the latest. */
         ck_assert_int_eq(fstat(in->pin, &st), 0);
-        len = in->n_w == 0 || cm_coin() ? in->len : (size_t)st.st_size;
+        len = in->n_w > 0 && cm_coin() ? (size_t)st.st_size : in->len;
         if (len + 1 > cap) {
                 buf = realloc(buf, len + 1);
                 ck_assert_ptr_nonnull(buf);
