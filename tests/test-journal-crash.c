@@ -151,6 +151,10 @@ static void check_entry(Journal *k, const JournalEntry *e)
         } else if (p->result_done && !p->removing) {
                 violation("entry %s: a stored result is lost (state %d)", e->ts, e->state);
         }
+        /* A half-removed entry publishes its result again, or is gone:
+         * never an interrupted plan (docs/journal.md, "Durability"). */
+        if (p->removing && p->result_done && e->state != JOURNAL_RESULT)
+                violation("entry %s: half removed, and in state %d", e->ts, e->state);
         if (p->begun && !p->result_done && e->state != JOURNAL_RESULT)
                 check_calls(k, e->ts, p);
 }
