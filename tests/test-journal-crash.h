@@ -708,7 +708,8 @@ static inline void cm_build_dir(int k, const char *path)
         size_t n = in->n_names;
 
         ck_assert_ptr_nonnull(v);
-        memcpy(v, in->names, n * sizeof(*v));
+        if (n > 0)
+                memcpy(v, in->names, n * sizeof(*v));
         /* Each change since the last fsync, or not, on its own; in a
          * directory of one block, the changes in order up to one that
          * did not land (the header says why). */
