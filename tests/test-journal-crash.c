@@ -8,13 +8,23 @@
  * JOURNAL_CRASH_SEEDS sets the images per crash point (default 6: the
  * durable state alone, the volatile state, and 4 random ones); tests/run.sh
  * sets fewer under valgrind. A failure names the scenario, the crash
- * point, the operation before it and the seed. */
+ * point, the operation before it and the seed, and leaves the image.
+ *
+ * Known failures, under JOURNAL_CRASH_STRICT=1 only (the model without its
+ * one weakening, which test-journal-crash.h explains: no file system is
+ * that weak for a directory of one block): a stored result is lost when a
+ * power loss keeps the removal of the name .result and not the name
+ * result.json of journal_put_result()'s rename (calls+result, full, burst,
+ * repair); and a plan that journal_remove() was removing comes back
+ * PENDING, and would run again, when the unlink of `running` lands and
+ * that of plan.json does not. Either would cost an fsync that the
+ * journal's flush budget (docs/journal.md, "Durability") does without. */
 #include "test-journal-main.h"
 
 #include "journal/journal-calls.h"
 #include "test-journal-crash.h"
 
-#define MAX_PLANS 4
+#define MAX_PLANS 24
 #define N_SEEDS   6
 #define RESERVE   ((uint64_t)16 << 10)
 
@@ -394,11 +404,19 @@ static void sc_answer(Journal *j)
 typedef struct Scenario {
         const char *name;
         void (*run)(Journal *j);
+        /* Plans stored before the model starts: plans/ then holds more
+         * names than one block, and its changes land each on its own. */
+        unsigned crowd;
 } Scenario;
 
 static const Scenario scenarios[] = {
-        {"store", sc_store}, {"store+begin", sc_begin}, {"calls+result", sc_calls},
-        {"full", sc_full},   {"burst", sc_burst},       {"answer", sc_answer},
+        {"store", sc_store, 0},
+        {"store+begin", sc_begin, 0},
+        {"calls+result", sc_calls, 0},
+        {"full", sc_full, 0},
+        {"burst", sc_burst, 0},
+        {"answer", sc_answer, 0},
+        {"crowded burst", sc_burst, CM_BLOCK_NAMES},
 };
 
 static void scenario_start(const char *name)
@@ -432,6 +450,14 @@ START_TEST(test_scenario)
         Journal *j = NULL;
 
         scenario_start(s->name);
+        if (s->crowd > 0) {
+                JournalOptions plain = options(NULL);
+
+                ck_assert_int_eq(journal_open(storage, &plain, &j), 0);
+                for (unsigned i = 0; i < s->crowd; i++)
+                        store(j, -1);
+                j = journal_free(j);
+        }
         cm_start(storage);
         cm.point = crash_point;
         ck_assert_int_eq(journal_open(storage, &o, &j), 0);

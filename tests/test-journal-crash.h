@@ -140,6 +140,7 @@ static struct {
         unsigned n_ops;     /* operations recorded */
         char last_op[64];   /* the last one, for messages */
         uint32_t rng, seed; /* the coins of the image being built */
+        bool strict;        /* no weakening: every directory's changes on their own */
         /* Called after every recorded operation: the crash point. */
         void (*point)(void);
 } cm;
@@ -578,7 +579,10 @@ static const JournalOps cm_ops _unused_ = {
 /* Start modelling the tree at dir: all of it is durable now. */
 static inline void cm_start(const char *dir)
 {
+        const char *strict = getenv("JOURNAL_CRASH_STRICT");
+
         memset(&cm, 0, sizeof(cm));
+        cm.strict = strict && streq(strict, "1");
         cm.root = cm_add(AT_FDCWD, dir, true);
         cm_take_durable(cm.root);
         cm.on = true;
@@ -720,7 +724,7 @@ static inline void cm_build_dir(int k, const char *path)
         /* Each change since the last fsync, or not, on its own; in a
          * directory of one block, the changes in order up to one that
          * did not land (the header says why). */
-        bool one_block = in->max_names <= CM_BLOCK_NAMES, landing = true;
+        bool one_block = !cm.strict && in->max_names <= CM_BLOCK_NAMES, landing = true;
 
         for (size_t i = 0; i < cm.n_changes; i++) {
                 const CmChange *c = &cm.changes[i];
