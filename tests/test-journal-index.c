@@ -152,26 +152,6 @@ static json_t *random_id(void)
         return k < ELEMENTSOF(ids) ? json_string(ids[k]) : json_integer(k);
 }
 
-static char *list_text(Journal *j, bool restarted)
-{
-        static const char *const states[] = {"pending", "running", "interrupted", "result"};
-        _cleanup_free_ JournalEntry *v = NULL;
-        StrBuf b = STRBUF_INIT;
-        size_t n = 0;
-        char *s;
-
-        ck_assert_int_eq(journal_list(j, &v, &n), 0);
-        for (size_t i = 0; i < n; i++) {
-                JournalState st = v[i].state;
-                /* What this process runs, a new one finds interrupted. */
-                if (restarted && st == JOURNAL_RUNNING)
-                        st = JOURNAL_INTERRUPTED;
-                strbuf_printf(&b, "%s%s:%s", i ? " " : "", v[i].ts, states[st]);
-        }
-        ck_assert_int_eq(strbuf_steal(&b, &s), 0);
-        return s;
-}
-
 /* The reference's main loop's pick, from the storage directory itself:
  * the lowest name with result.json, else the lowest with plan.json that
  * this process is not running. */

@@ -471,6 +471,28 @@ static inline char *reference_first(const char *filename)
         return found;
 }
 
+/* The entries and their states as one line, "<ts>:<state> ...";
+ * restarted: as a new process would find them (RUNNING is INTERRUPTED). */
+static inline char *list_text(Journal *j, bool restarted)
+{
+        static const char *const states[] = {"pending", "running", "interrupted", "result"};
+        _cleanup_free_ JournalEntry *v = NULL;
+        StrBuf b = STRBUF_INIT;
+        size_t n = 0;
+        char *s;
+
+        ck_assert_int_eq(journal_list(j, &v, &n), 0);
+        for (size_t i = 0; i < n; i++) {
+                JournalState st = v[i].state;
+                /* What this process runs, a new one finds interrupted. */
+                if (restarted && st == JOURNAL_RUNNING)
+                        st = JOURNAL_INTERRUPTED;
+                strbuf_printf(&b, "%s%s:%s", i ? " " : "", v[i].ts, states[st]);
+        }
+        ck_assert_int_eq(strbuf_steal(&b, &s), 0);
+        return s;
+}
+
 static inline void assert_entries(Journal *j, const char *want)
 {
         _cleanup_free_ JournalEntry *v = NULL;

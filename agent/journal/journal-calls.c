@@ -2,6 +2,7 @@
  * the runner asks, read back and checked when the plan resumes
  * (journal-calls.h). */
 #include "journal/journal-calls.h"
+#include "journal/journal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,7 @@
 
 struct JournalCalls {
         const JournalCallsKey *key;
+        const JournalOps *ops;                     /* the key's */
         unsigned char last[JOURNAL_CALLS_MAC_LEN]; /* the last whole record's mac */
         int fd;
         off_t size; /* bytes of whole records */
@@ -194,18 +196,19 @@ int journal_calls_open(const char *dir, const JournalCallsKey *key, JournalCalls
                 return -ENOMEM;
         c->fd = -1;
         c->key = key;
+        c->ops = journal_calls_key_ops(key);
         r = read_records(c, path, ret_error);
         if (r != 0)
                 goto fail;
         /* The new file's name is not fsync'd: a log that a power loss
          * took away leaves a plan without one, answered as interrupted as
          * before durable calls (docs/journal.md, "The call log"). */
-        c->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        c->fd = c->ops->openat(AT_FDCWD, path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (c->fd < 0) {
                 r = -errno;
                 goto fail;
         }
-        if (c->cut > 0 && (ftruncate(c->fd, c->size) < 0 || fsync(c->fd) < 0)) {
+        if (c->cut > 0 && (c->ops->ftruncate(c->fd, c->size) < 0 || c->ops->fsync(c->fd) < 0)) {
                 r = -errno;
                 goto fail;
         }
@@ -268,7 +271,7 @@ int journal_calls_append(JournalCalls *c, char kind, const json_t *data, bool sy
                 return -ENOMEM;
         }
         for (size_t done = 0; done < rlen;) {
-                ssize_t k = pwrite(c->fd, rec + done, rlen - done, c->size + (off_t)done);
+                ssize_t k = c->ops->pwrite(c->fd, rec + done, rlen - done, c->size + (off_t)done);
                 if (k < 0 && errno == EINTR)
                         continue;
                 if (k <= 0) {
@@ -277,7 +280,7 @@ int journal_calls_append(JournalCalls *c, char kind, const json_t *data, bool sy
                 }
                 done += (size_t)k;
         }
-        if (sync && fdatasync(c->fd) < 0) {
+        if (sync && c->ops->fdatasync(c->fd) < 0) {
                 r = -errno;
                 goto undo;
         }
@@ -285,7 +288,7 @@ int journal_calls_append(JournalCalls *c, char kind, const json_t *data, bool sy
         memcpy(c->last, mac, sizeof(mac));
         return 0;
 undo:
-        (void)ftruncate(c->fd, c->size);
+        (void)c->ops->ftruncate(c->fd, c->size);
         json_decref(c->recs[--c->n].data);
         return r;
 }

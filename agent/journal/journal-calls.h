@@ -75,6 +75,10 @@ typedef struct Journal Journal;
 int journal_calls_key(const Journal *j, const char *ts, JournalCallsKey **ret);
 /* Whether k is the journal key's (else a plain checksum). */
 bool journal_calls_key_sealed(const JournalCallsKey *k);
+/* The file operations the log's writes and flushes go through: those of
+ * the journal k was made from (JournalOptions.ops), else the system calls. */
+typedef struct JournalOps JournalOps;
+const JournalOps *journal_calls_key_ops(const JournalCallsKey *k);
 /* A record's mac (see above), chained on prev. */
 void journal_calls_mac(const JournalCallsKey *k, const unsigned char prev[JOURNAL_CALLS_MAC_LEN],
                        const void *head, size_t head_len, const void *payload, size_t len,

@@ -348,7 +348,7 @@ void journal_seal_of(const Journal *j, const char *kind, const char *name, const
                      size_t len, unsigned char mac[JOURNAL_SEAL_LEN]);
 
 /* Put mac on fd as its seal. Returns 0 or -errno. */
-int journal_seal_set(int fd, const unsigned char mac[JOURNAL_SEAL_LEN]);
+int journal_seal_set(const Journal *j, int fd, const unsigned char mac[JOURNAL_SEAL_LEN]);
 
 /* Read dirfd/path (a regular file of at most max bytes; not followed when
  * a symlink) and check its seal as kind and name: 0 with the text (a NUL

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "journal/journal-internal.h"
@@ -49,6 +50,10 @@ const JournalOps journal_sys_ops = {
         .fdopendir = fdopendir,
         .fallocate = sys_fallocate,
         .ftruncate = ftruncate,
+        .pwrite = pwrite,
+        .fdatasync = fdatasync,
+        .fsetxattr = fsetxattr,
+        .sync_file_range = sync_file_range,
 };
 
 bool journal_ts_valid(const char *name)
@@ -140,7 +145,7 @@ static int fill_sealed(Journal *j, int fd, JournalFill fill, void *userdata, con
         r = fill(j, fd, userdata);
         j->sealing = NULL;
         journal_seal_end(&s, mac);
-        return r < 0 ? r : journal_seal_set(fd, mac);
+        return r < 0 ? r : journal_seal_set(j, fd, mac);
 }
 
 /* dirfd/tmp with what fill writes, fsync'd when sync is set. On failure

@@ -138,7 +138,8 @@ static int out_flush(Journal *j, int fd, PlanOut *o)
         o->len = 0;
         if (r == 0 && o->written - o->kicked >= PLAN_KICK) {
                 /* Best effort: a file system without it loses nothing. */
-                (void)sync_file_range(fd, o->kicked, o->written - o->kicked, SYNC_FILE_RANGE_WRITE);
+                (void)j->ops.sync_file_range(fd, o->kicked, o->written - o->kicked,
+                                             SYNC_FILE_RANGE_WRITE);
                 o->kicked = o->written;
         }
         return r;

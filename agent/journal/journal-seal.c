@@ -87,9 +87,9 @@ void journal_seal_of(const Journal *j, const char *kind, const char *name, const
         journal_seal_end(&s, mac);
 }
 
-int journal_seal_set(int fd, const unsigned char mac[JOURNAL_SEAL_LEN])
+int journal_seal_set(const Journal *j, int fd, const unsigned char mac[JOURNAL_SEAL_LEN])
 {
-        return fsetxattr(fd, JOURNAL_SEAL_XATTR, mac, JOURNAL_SEAL_LEN, 0) < 0 ? -errno : 0;
+        return j->ops.fsetxattr(fd, JOURNAL_SEAL_XATTR, mac, JOURNAL_SEAL_LEN, 0) < 0 ? -errno : 0;
 }
 
 /* The SHA-256 state after the block key XOR pad (RFC 2104's ipad 0x36 or
@@ -222,7 +222,7 @@ int journal_seal_read_at(Journal *j, int dirfd, const char *path, const char *ki
                          * sealed. */
                         if (!j->seal_fresh || n >= 0)
                                 return JOURNAL_FORGED;
-                        r = journal_seal_set(fd, want);
+                        r = journal_seal_set(j, fd, want);
                         if (r < 0)
                                 return r;
                         j->report.n_sealed++;
@@ -277,6 +277,7 @@ int journal_quarantine(Journal *j, const char *ts, const char *file)
  * call log record of that entry and nothing else (journal-calls.h). */
 struct JournalCallsKey {
         bool keyed;
+        JournalOps ops; /* the journal's file operations, for the log's own */
         _Alignas(16) unsigned char inner[JOURNAL_SHA_STATE];
         _Alignas(16) unsigned char outer[JOURNAL_SHA_STATE];
 };
@@ -288,6 +289,7 @@ int journal_calls_key(const Journal *j, const char *ts, JournalCallsKey **ret)
 
         if (!k)
                 return -ENOMEM;
+        k->ops = j ? j->ops : journal_sys_ops;
         if (j && j->sealed) {
                 journal_seal_begin(j, &s, JOURNAL_CALLS_FILE, ts);
                 memcpy(k->inner, s.inner, sizeof(SHA256_CTX));
@@ -307,6 +309,11 @@ int journal_calls_key(const Journal *j, const char *ts, JournalCallsKey **ret)
 bool journal_calls_key_sealed(const JournalCallsKey *k)
 {
         return k->keyed;
+}
+
+const JournalOps *journal_calls_key_ops(const JournalCallsKey *k)
+{
+        return &k->ops;
 }
 
 void journal_calls_mac(const JournalCallsKey *k, const unsigned char prev[JOURNAL_CALLS_MAC_LEN],

@@ -131,7 +131,7 @@ static int stamp_overwrite(Journal *j, const char *text, size_t len, bool durabl
                 int r;
 
                 journal_seal_of(j, JOURNAL_STAMP_FILE, JOURNAL_STAMP_FILE, text, len, mac);
-                r = journal_seal_set(fd, mac);
+                r = journal_seal_set(j, fd, mac);
                 if (r < 0)
                         return r;
         }

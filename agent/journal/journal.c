@@ -264,6 +264,10 @@ static void ops_fill(JournalOps *ops)
         FILL(fdopendir)
         FILL(fallocate)
         FILL(ftruncate)
+        FILL(pwrite)
+        FILL(fdatasync)
+        FILL(fsetxattr)
+        FILL(sync_file_range)
 #undef FILL
 }
 

@@ -128,8 +128,13 @@
 
 /* The file operations the journal goes through, with the system calls'
  * own conventions (-1 and errno). Tests replace them to make a write, an
- * fsync or a rename fail, or to count what a call does; the daemon passes
- * NULL for the real ones. A field left NULL is the system call. */
+ * fsync or a rename fail, to count what a call does, or to model what a
+ * power loss leaves of each one (tests/test-journal-crash.h); the daemon
+ * passes NULL for the real ones. A field left NULL is the system call.
+ * Every call that changes or flushes a file of plans/ goes through them,
+ * the call log's too (journal_calls_key() hands the journal's to it); the
+ * one exception is the making of journal.key, at the first open, which
+ * uses the system calls (journal-seal.c says why). */
 typedef struct JournalOps {
         int (*mkdirat)(int dirfd, const char *path, mode_t mode);
         int (*openat)(int dirfd, const char *path, int flags, mode_t mode);
@@ -149,6 +154,14 @@ typedef struct JournalOps {
         /* The reserve (plans/reserve): taken and given back. */
         int (*fallocate)(int fd, int mode, off_t offset, off_t len);
         int (*ftruncate)(int fd, off_t len);
+        /* The call log's appends and flushes (journal-calls.h). */
+        ssize_t (*pwrite)(int fd, const void *buf, size_t n, off_t offset);
+        int (*fdatasync)(int fd);
+        /* A file's seal (an extended attribute). */
+        int (*fsetxattr)(int fd, const char *name, const void *value, size_t size, int flags);
+        /* A hint to start writing a range of a large plan.json; it
+         * promises nothing (the fsync after it does). */
+        int (*sync_file_range)(int fd, off_t offset, off_t n, unsigned int flags);
 } JournalOps;
 
 typedef struct JournalOptions {
