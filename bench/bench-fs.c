@@ -134,6 +134,16 @@ static const char *xs(void)
         return buf;
 }
 
+/* dirfd/name opened as a directory. */
+static int open_in(int dirfd, const char *name)
+{
+        int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (fd < 0)
+                die(name);
+        return fd;
+}
+
 /* len bytes written into dirfd/name, a new file (O_CREAT | O_EXCL) or
  * an existing one (O_TRUNC). */
 static int write_at(int dirfd, const char *name, int flags, size_t len)
@@ -187,9 +197,7 @@ static void one_plan(Dirs *d, Way w, int i, double *t, double *ret_rt)
 
         if (mirror) {
                 TIMED(OP_MKDIR_ENTRY, if (mkdirat(d->plans_fd, ts, 0700) < 0) die("mkdir"));
-                entry_fd = openat(d->plans_fd, ts, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (entry_fd < 0)
-                        die("open entry");
+                entry_fd = open_in(d->plans_fd, ts);
                 TIMED(OP_CREATE_SLOT, fd = write_at(entry_fd, ".result", O_CREAT | O_EXCL, 0));
                 close(fd);
                 TIMED(OP_WRITE_PLAN,
@@ -218,15 +226,11 @@ static void one_plan(Dirs *d, Way w, int i, double *t, double *ret_rt)
                       if (pwrite(d->stamp_fd, "17153280001234", 14, 0) != 14) die("stamp"));
 
         TIMED(OP_MKDIR_CACHE, if (mkdirat(d->files_fd, id, 0700) < 0) die("mkdir"));
-        cache_fd = openat(d->files_fd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (cache_fd < 0)
-                die("open cache");
+        cache_fd = open_in(d->files_fd, id);
         TIMED(OP_WRITE_SCRIPT, fd = write_at(cache_fd, "f", O_CREAT | O_EXCL, 21));
         close(fd);
         TIMED(OP_MKDIR_FOLDER, if (mkdirat(cache_fd, "script", 0755) < 0) die("mkdir"));
-        folder_fd = openat(cache_fd, "script", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (folder_fd < 0)
-                die("open folder");
+        folder_fd = open_in(cache_fd, "script");
         if ((size_t)snprintf(target, sizeof(target), "%s/%s/f", d->files_path, id) >=
             sizeof(target))
                 die("path too long");
