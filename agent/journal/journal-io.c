@@ -49,6 +49,7 @@ const JournalOps journal_sys_ops = {
         .fdopendir = fdopendir,
         .fallocate = sys_fallocate,
         .ftruncate = ftruncate,
+        .syncfs = syncfs,
 };
 
 bool journal_ts_valid(const char *name)

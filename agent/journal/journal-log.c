@@ -566,6 +566,11 @@ bool journal_log_want_checkpoint(const JournalLog *log)
         return log->checkpoint || 2 * log->used >= ring_size(log);
 }
 
+uint64_t journal_log_next_seq(const JournalLog *log)
+{
+        return log->seq;
+}
+
 uint64_t journal_log_used(const JournalLog *log)
 {
         return log->used;

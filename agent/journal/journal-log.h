@@ -139,6 +139,9 @@ bool journal_log_want_checkpoint(const JournalLog *log);
 /* The largest payload of a record: what makes a quarter of the ring. */
 size_t journal_log_max_payload(const JournalLog *log);
 
+/* The seq the next record appended gets. */
+uint64_t journal_log_next_seq(const JournalLog *log);
+
 /* Bytes of the ring used since the checkpoint, and the ring's size. */
 uint64_t journal_log_used(const JournalLog *log);
 uint64_t journal_log_ring(const JournalLog *log);
