@@ -193,6 +193,19 @@ static JournalLog *open_log(const JournalCallsKey *k, uint64_t size, const Journ
         return log;
 }
 
+/* Reopen: the log reads one record, of data (a string). */
+static void assert_only(const JournalCallsKey *k, const char *data)
+{
+        Recs got = {0};
+        JournalLog *log = open_log(k, 0, NULL, &got);
+
+        ck_assert_uint_eq(got.n, 1);
+        ck_assert_uint_eq(got.v[0].len, strlen(data));
+        ck_assert_mem_eq(got.v[0].data, data, strlen(data));
+        journal_log_free(log);
+        recs_clear(&got);
+}
+
 static off_t log_file_size(void)
 {
         _cleanup_free_ char *p = pathf(JOURNAL_LOG_FILE);
@@ -449,7 +462,6 @@ START_TEST(test_failures)
 {
         JournalCallsKey *k = log_key(true);
         JournalLog *log = open_log(k, 0, &fail_ops, NULL);
-        Recs got = {0};
 
         ck_assert_int_eq(journal_log_checkpoint(log), 0);
         ck_assert_int_eq(journal_log_append(log, 1, TS, "one", 3, true), 0);
@@ -476,11 +488,7 @@ START_TEST(test_failures)
 
         /* The records before each checkpoint are gone, the failed ones
          * with them. */
-        log = open_log(k, 0, NULL, &got);
-        ck_assert_uint_eq(got.n, 1);
-        ck_assert_mem_eq(got.v[0].data, "two", 3);
-        journal_log_free(log);
-        recs_clear(&got);
+        assert_only(k, "two");
         journal_calls_key_free(k);
 }
 END_TEST
@@ -573,10 +581,7 @@ START_TEST(test_same_history)
         ck_assert_int_eq(journal_log_append(log, 1, TS, "B", 1, true), 0);
         journal_log_free(log);
 
-        log = open_log(k, 0, NULL, &got);
-        ck_assert_uint_eq(got.n, 1);
-        ck_assert_mem_eq(got.v[0].data, "B", 1);
-        journal_log_free(log);
+        assert_only(k, "B");
         recs_clear(&got);
         journal_calls_key_free(k);
 }

@@ -160,7 +160,7 @@ static void names_map(void)
 /* In a child that ends without journal_free() (a crash: no checkpoint,
  * the page cache keeps what was written): plan A stored, begun with
  * Stamp 7 and answered; plan B stored; plan C stored and begun. */
-static void crash_after(void (*fn)(Journal *j))
+static void crash_after(void (*fn)(Journal *j), const JournalOps *ops)
 {
         pid_t pid;
         int status;
@@ -173,6 +173,7 @@ static void crash_after(void (*fn)(Journal *j))
                 Journal *j = NULL;
 
                 o.wal = true;
+                o.ops = ops;
                 if (journal_open(storage, &o, &j) < 0)
                         _exit(2);
                 crash_journal = j;
@@ -226,7 +227,7 @@ START_TEST(test_recovery)
         JournalResult *r = NULL;
         Journal *j;
 
-        crash_after(three_plans);
+        crash_after(three_plans, NULL);
         ck_assert_uint_eq(log_records(), 6);
         switch (_i) {
         case LOSS_ENTRIES:
@@ -299,7 +300,7 @@ START_TEST(test_removed)
         json_t *id = json_string("id"); /* the result's SourceID */
         Journal *j;
 
-        crash_after(answered_and_removed);
+        crash_after(answered_and_removed, NULL);
         dir = pathf("plans/%s", ts_a);
         ck_assert_int_eq(mkdir(dir, 0700), 0);
         free(dir);
@@ -331,28 +332,10 @@ static void failed_plan(Journal *j)
  * made again: its UNDO follows it. */
 START_TEST(test_undo)
 {
-        pid_t pid;
-        int status;
         Journal *j;
         char *want = NULL;
 
-        names_map();
-        pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-                JournalOptions o = JOURNAL_OPTIONS_DEFAULT;
-                Journal *c = NULL;
-
-                o.wal = true;
-                o.ops = &count_ops;
-                if (journal_open(storage, &o, &c) < 0)
-                        _exit(2);
-                crash_journal = c;
-                failed_plan(c);
-                _exit(0);
-        }
-        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        crash_after(failed_plan, &count_ops);
         ck_assert_uint_eq(log_records(), 3); /* PLAN, UNDO, PLAN */
         j = open_wal();
         ck_assert_int_ge(asprintf(&want, "%s:pending", ts_b), 0);
