@@ -19,8 +19,8 @@
  * under the log's key (journal_log_key(): the journal's seal with the kind
  * "journal.log", or a plain SHA-256 in a journal without seals), chained
  * on the previous record's MAC (the seed for the first) over the header's
- * first 48 bytes and the payload; a superblock's over its first 80 bytes,
- * chained on 32 zero bytes.
+ * first 48 bytes, a newline and the payload; a superblock's over its
+ * first 80 bytes and a newline, chained on 32 zero bytes.
  *
  * A record that does not fit before the ring's end goes to the ring's
  * start. Reading takes records from the checkpoint while each is whole,
