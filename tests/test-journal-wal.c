@@ -199,7 +199,9 @@ static void three_plans(Journal *j)
 }
 
 /* What a power loss may leave of files written without a flush. */
-enum { LOSS_NONE, LOSS_ENTRIES, LOSS_TORN, LOSS_ZEROS, LOSS_RUNNING, N_LOSSES };
+/* LOSS_ALL: every write to plans/ since the last checkpoint lost, as
+ * nothing flushed them (plans/ put back as the open before left it). */
+enum { LOSS_NONE, LOSS_ENTRIES, LOSS_TORN, LOSS_ZEROS, LOSS_RUNNING, LOSS_ALL, N_LOSSES };
 
 static void tear(const char *fmt, const char *ts, bool zeros)
 {
@@ -227,9 +229,26 @@ START_TEST(test_recovery)
         JournalResult *r = NULL;
         Journal *j;
 
+        if (_i == LOSS_ALL) {
+                char *cmd = NULL;
+
+                journal_free(open_wal());
+                ck_assert_int_ge(
+                        asprintf(&cmd, "cp -a %s/plans %s/plans.durable", storage, storage), 0);
+                ck_assert_int_eq(system(cmd), 0);
+                free(cmd);
+        }
         crash_after(three_plans, NULL);
         ck_assert_uint_eq(log_records(), 6);
         switch (_i) {
+        case LOSS_ALL: {
+                _cleanup_free_ char *from = pathf("plans.durable");
+
+                dir = pathf("plans");
+                ck_assert_int_eq(rm_rf(dir), 0);
+                ck_assert_int_eq(rename(from, dir), 0);
+                break;
+        }
         case LOSS_ENTRIES:
                 for (const char *ts = ts_a; ts; ts = ts == ts_a ? ts_b : ts == ts_b ? ts_c : NULL) {
                         dir = pathf("plans/%s", ts);
