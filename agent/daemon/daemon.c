@@ -326,6 +326,7 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
 
         jo.ops = daemon_test_journal_ops();
         jo.max_plan_file = journal_plan_file_max(cfg->agent.max_plan_size);
+        jo.wal = cfg->agent.journal_log;
         rc = open_journal(d, &jo);
         if (rc != 0)
                 return rc;
@@ -374,6 +375,14 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
                             "machine's clock (no engine stamped it); the next stamped plan "
                             "replaces it",
                             (long long)rep->last_stamp);
+        if (rep->wal_reset)
+                log_warning(NULL,
+                            "journal: %s/journal.log could not be read (damaged, or written "
+                            "under another key) and was begun afresh; what only it held is lost",
+                            cfg->storage);
+        if (rep->n_wal_records)
+                log_info(NULL, "journal: %u record(s) of %s/journal.log replayed into plans/",
+                         rep->n_wal_records, cfg->storage);
 
         rc = runner_new(d->loop, cfg, NULL, &d->runner, &warning, &error);
         if (warning)

@@ -179,6 +179,13 @@ struct Journal {
         /* Done records, oldest first. */
         JournalDone *done;
         size_t n_done;
+
+        /* The write-ahead log (journal-wal.c; NULL: not in use), its key,
+         * and whether the open has made the mirror say what it held (only
+         * then may journal_free() checkpoint). Under io. */
+        struct JournalLog *wal;
+        struct JournalCallsKey *wal_key;
+        bool wal_ready;
 };
 
 /* --- journal-io.c: file operations ------------------------------------- */
@@ -371,6 +378,40 @@ void journal_seal_mark(Journal *j, const char *ts, const char *file);
 /* Move entry ts's file to plans/quarantine/<ts>.<file>, where it is kept
  * for whoever investigates and never read. Returns 0 or -errno. */
 int journal_quarantine(Journal *j, const char *ts, const char *file);
+
+/* --- journal-wal.c: the write-ahead log (JournalOptions.wal) ------------- */
+
+/* Record kinds (docs/journal.md, "The write-ahead log (in development)"). */
+enum {
+        JOURNAL_WAL_PLAN = 1,   /* the plan.json bytes */
+        JOURNAL_WAL_BEGIN = 2,  /* nothing: `running` */
+        JOURNAL_WAL_RESULT = 3, /* the result.json bytes */
+        JOURNAL_WAL_REMOVE = 4, /* nothing: the entry is removed */
+        JOURNAL_WAL_UNDO = 5,   /* 8 bytes, little-endian: the seq of a record whose call failed */
+};
+
+/* Open <storage>/journal.log (storage_fd), make the files of plans/ say
+ * what its records say, make them durable and checkpoint. Before the
+ * listing of plans/. Returns 0 or -errno. */
+int journal_wal_open(Journal *j, int storage_fd, const struct JournalLogOps *ops);
+
+/* Append a record for entry ts, checkpointing first when the log is half
+ * full or asks for it; *ret_seq (may be NULL) is its seq. The caller holds
+ * io, and writes the mirror after this returns 0. Returns 0 or -errno. */
+int journal_wal_append(Journal *j, unsigned kind, const char *ts, const void *data, size_t len,
+                       bool sync, uint64_t *ret_seq);
+
+/* A call whose record seq is durable failed to write the mirror and took
+ * its writes back: log that the record does not count. Best effort (a
+ * failure leaves the log waiting for a checkpoint, which makes the mirror
+ * durable as it stands). */
+void journal_wal_undo(Journal *j, uint64_t seq);
+
+/* The largest record payload. */
+size_t journal_wal_max(const Journal *j);
+
+/* syncfs() and a checkpoint of the log; the caller holds io. */
+int journal_wal_checkpoint(Journal *j);
 
 /* --- journal-done.c ---------------------------------------------------- */
 

@@ -54,6 +54,7 @@ const JournalOps journal_sys_ops = {
         .fdatasync = fdatasync,
         .fsetxattr = fsetxattr,
         .sync_file_range = sync_file_range,
+        .syncfs = syncfs,
 };
 
 bool journal_ts_valid(const char *name)

@@ -185,9 +185,10 @@ static int out_base64(Journal *j, int fd, PlanOut *o, const unsigned char *data,
         return 0;
 }
 
-static int plan_fill(Journal *j, int fd, void *userdata)
+/* The text into o's buffer, written to fd each time it is full; the last
+ * piece is left in it. A buffer of the text's size is never written. */
+static int plan_build(Journal *j, int fd, PlanOut *o)
 {
-        PlanOut *o = userdata;
         int r;
 
         o->len = 0;
@@ -198,7 +199,33 @@ static int plan_fill(Journal *j, int fd, void *userdata)
             (r = out_base64(j, fd, o, o->sig, o->sig_len)) < 0 ||
             (r = out_put(j, fd, o, o->tail->data, o->tail->len)) < 0)
                 return r;
-        return out_flush(j, fd, o);
+        return 0;
+}
+
+static int plan_fill(Journal *j, int fd, void *userdata)
+{
+        PlanOut *o = userdata;
+        int r = plan_build(j, fd, o);
+
+        return r < 0 ? r : out_flush(j, fd, o);
+}
+
+/* With the log: the PLAN record of the whole text (built in o's buffer,
+ * which holds it all), flushed, then plan.json written without a flush.
+ * Returns 0 or -errno. */
+static int plan_logged(Journal *j, int entry_fd, const char *ts, PlanOut *o, uint64_t *ret_seq,
+                       bool *ret_logged)
+{
+        int r = plan_build(j, -1, o);
+
+        if (r < 0)
+                return r;
+        r = journal_wal_append(j, JOURNAL_WAL_PLAN, ts, o->buf, o->len, true, ret_seq);
+        if (r < 0)
+                return r;
+        *ret_logged = true;
+        return journal_write_replace(j, entry_fd, JOURNAL_PLAN_TMP, JOURNAL_PLAN_FILE, o->buf,
+                                     o->len, ts);
 }
 
 /* mkdir a new entry named above every name in use. Entry names are the
@@ -302,6 +329,8 @@ static int put_plan(Journal *j, const void *body, size_t body_len, char **owned,
         _cleanup_(journal_plan_freep) JournalPlan *held = NULL;
         char ts[JOURNAL_TS_MAX];
         JournalIndexEntry *e;
+        uint64_t seq = 0;
+        bool logged;
         size_t total;
         int r;
 
@@ -311,7 +340,10 @@ static int put_plan(Journal *j, const void *body, size_t body_len, char **owned,
         po.tail = &tail;
         total = strlen(PLAN_HEAD) + base64_encoded_len(po.body_len) + strlen(PLAN_MID) +
                 base64_encoded_len(po.sig_len) + tail.len;
-        po.cap = total < PLAN_CHUNK ? total : PLAN_CHUNK;
+        /* A plan.json too large for a record takes the flushed way, as
+         * without the log. */
+        logged = j->wal && total <= journal_wal_max(j);
+        po.cap = total < PLAN_CHUNK || logged ? total : PLAN_CHUNK;
         buf = po.buf = malloc(po.cap);
         if (!buf)
                 return -ENOMEM;
@@ -331,17 +363,24 @@ static int put_plan(Journal *j, const void *body, size_t body_len, char **owned,
                 r = entry_fd;
                 goto fail;
         }
-        r = slot_create(j, entry_fd);
-        if (r < 0)
-                goto fail;
-        r = journal_write_atomic_with(j, entry_fd, JOURNAL_PLAN_TMP, JOURNAL_PLAN_FILE, plan_fill,
-                                      &po, true, ts);
-        if (r < 0)
-                goto fail;
-        /* The new entry's name in plans/ must be durable too. */
-        r = journal_sync(j, j->plans_fd);
-        if (r < 0)
-                goto fail;
+        if (logged) {
+                logged = false;
+                r = plan_logged(j, entry_fd, ts, &po, &seq, &logged);
+                if (r < 0)
+                        goto fail;
+        } else {
+                r = slot_create(j, entry_fd);
+                if (r < 0)
+                        goto fail;
+                r = journal_write_atomic_with(j, entry_fd, JOURNAL_PLAN_TMP, JOURNAL_PLAN_FILE,
+                                              plan_fill, &po, true, ts);
+                if (r < 0)
+                        goto fail;
+                /* The new entry's name in plans/ must be durable too. */
+                r = journal_sync(j, j->plans_fd);
+                if (r < 0)
+                        goto fail;
+        }
         /* Kept for reading back when none is (one at most, so that memory
          * stays bounded by one plan; only io holders fill the slot), and
          * within max_plan_file, beyond which reading it back would call it
@@ -354,7 +393,7 @@ static int put_plan(Journal *j, const void *body, size_t body_len, char **owned,
         if (e) {
                 e->plan = true;
                 e->ours = true;
-                e->slot = j->sealed;
+                e->slot = j->sealed && !logged;
                 if (held) {
                         j->held = TAKE_PTR(held);
                         snprintf(j->held_ts, sizeof(j->held_ts), "%s", ts);
@@ -373,6 +412,8 @@ fail:
                         (void)j->ops.unlinkat(entry_fd, JOURNAL_RESULT_SLOT, 0);
         }
         (void)j->ops.unlinkat(j->plans_fd, ts, AT_REMOVEDIR);
+        if (logged)
+                journal_wal_undo(j, seq);
         /* Normally gone; if the clean-up failed too, the index must show
          * the plan that is still there, as a fresh start would. */
         journal_index_probe(j, ts);
@@ -673,6 +714,27 @@ static JournalResult *result_copy(const JournalResult *r)
         return result_new(r->text, r->len, &ids, &c) == 0 ? c : NULL;
 }
 
+/* With the log: the RESULT record, flushed, then result.json replaced
+ * without a flush (a slot left by the way without the log goes). Returns
+ * 0 or -errno, with result.json as before. */
+static int result_logged(Journal *j, int entry_fd, const char *ts, const char *text, size_t len)
+{
+        uint64_t seq;
+        int r = journal_wal_append(j, JOURNAL_WAL_RESULT, ts, text, len, true, &seq);
+
+        if (r < 0)
+                return r;
+        do
+                r = journal_write_replace(j, entry_fd, JOURNAL_RESULT_TMP, JOURNAL_RESULT_FILE,
+                                          text, len, ts);
+        while (journal_reserve_retry(j, r));
+        if (r < 0)
+                journal_wal_undo(j, seq);
+        else
+                (void)j->ops.unlinkat(entry_fd, JOURNAL_RESULT_SLOT, 0);
+        return r;
+}
+
 int journal_put_result(Journal *j, const char *ts, const char *text, size_t len,
                        const JournalResultIds *ids)
 {
@@ -686,6 +748,8 @@ int journal_put_result(Journal *j, const char *ts, const char *text, size_t len,
         entry_fd = journal_open_dir(j, j->plans_fd, ts);
         if (entry_fd < 0)
                 r = entry_fd;
+        else if (j->wal && len <= journal_wal_max(j))
+                r = result_logged(j, entry_fd, ts, text, len);
         else
                 do {
                         r = j->sealed ? journal_write_slot(j, entry_fd, JOURNAL_RESULT_SLOT,

@@ -37,6 +37,7 @@
 
 #include "journal/journal-calls.h"
 #include "journal/journal-internal.h"
+#include "journal/journal-log.h"
 #include "util/fileio.h"
 
 #define SEAL_DOMAIN "muranoagent-seal-1"
@@ -282,7 +283,9 @@ struct JournalCallsKey {
         _Alignas(16) unsigned char outer[JOURNAL_SHA_STATE];
 };
 
-int journal_calls_key(const Journal *j, const char *ts, JournalCallsKey **ret)
+/* The key that seals records of kind for name in journal j: the HMAC
+ * states with both taken in, or a plain SHA-256 of the same bytes. */
+static int seal_key(const Journal *j, const char *kind, const char *name, JournalCallsKey **ret)
 {
         JournalCallsKey *k = calloc(1, sizeof(*k));
         JournalSealer s;
@@ -291,7 +294,7 @@ int journal_calls_key(const Journal *j, const char *ts, JournalCallsKey **ret)
                 return -ENOMEM;
         k->ops = j ? j->ops : journal_sys_ops;
         if (j && j->sealed) {
-                journal_seal_begin(j, &s, JOURNAL_CALLS_FILE, ts);
+                journal_seal_begin(j, &s, kind, name);
                 memcpy(k->inner, s.inner, sizeof(SHA256_CTX));
                 memcpy(k->outer, j->seal_outer, sizeof(SHA256_CTX));
                 OPENSSL_cleanse(&s, sizeof(s));
@@ -300,10 +303,22 @@ int journal_calls_key(const Journal *j, const char *ts, JournalCallsKey **ret)
                 /* No seals here: a plain SHA-256 of the same bytes, which
                  * tells a whole record from a torn one and nothing more. */
                 SHA256_Init((SHA256_CTX *)k->inner);
-                seal_header(k->inner, JOURNAL_CALLS_FILE, ts);
+                seal_header(k->inner, kind, name);
         }
         *ret = k;
         return 0;
+}
+
+int journal_calls_key(const Journal *j, const char *ts, JournalCallsKey **ret)
+{
+        return seal_key(j, JOURNAL_CALLS_FILE, ts, ret);
+}
+
+/* The write-ahead log's records are sealed as the kind "journal.log", of
+ * no entry (each record names its entry in its header). */
+int journal_log_key(const Journal *j, JournalCallsKey **ret)
+{
+        return seal_key(j, JOURNAL_LOG_FILE, "", ret);
 }
 
 bool journal_calls_key_sealed(const JournalCallsKey *k)

@@ -298,17 +298,19 @@ int journal_stamp_settle(Journal *j, const JournalIndexEntry *e)
  * fsync'd, and then the directory. */
 static int mark_running(Journal *j, int entry_fd)
 {
-        int fd, r;
+        int fd, r = 0;
 
+        /* With the log, its BEGIN record is what is durable. */
         if (j->ops.linkat(entry_fd, JOURNAL_PLAN_FILE, entry_fd, JOURNAL_RUNNING_FILE, 0) == 0)
-                return journal_sync(j, entry_fd);
+                return j->wal ? 0 : journal_sync(j, entry_fd);
         fd = j->ops.openat(entry_fd, JOURNAL_RUNNING_FILE,
                            O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return -errno;
-        r = journal_sync(j, fd);
+        if (!j->wal)
+                r = journal_sync(j, fd);
         close(fd);
-        if (r < 0)
+        if (r < 0 || j->wal)
                 return r;
         return journal_sync(j, entry_fd);
 }
@@ -317,6 +319,7 @@ int journal_begin(Journal *j, const char *ts, const json_t *stamp)
 {
         _cleanup_close_ int entry_fd = -1;
         JournalIndexEntry *e;
+        uint64_t seq = 0;
         int64_t v;
         int r;
 
@@ -349,7 +352,12 @@ int journal_begin(Journal *j, const char *ts, const json_t *stamp)
         pthread_mutex_lock(&j->lock);
         e->begun = true;
         pthread_mutex_unlock(&j->lock);
-        r = mark_running(j, entry_fd);
+        r = j->wal ? journal_wal_append(j, JOURNAL_WAL_BEGIN, ts, NULL, 0, true, &seq) : 0;
+        if (r == 0) {
+                r = mark_running(j, entry_fd);
+                if (r < 0 && j->wal)
+                        journal_wal_undo(j, seq);
+        }
         if (r == 0) {
                 pthread_mutex_lock(&j->lock);
                 e->running = true;

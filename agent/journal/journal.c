@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "journal/journal-internal.h"
+#include "journal/journal-log.h"
 #include "util/fileio.h"
 
 /* Room for any plan the agent accepts with the default max_plan_size of
@@ -42,7 +43,7 @@ static int mkdir_parents(Journal *j, const char *path)
         }
 }
 
-static int open_plans(Journal *j, const char *storage)
+static int open_plans(Journal *j, const char *storage, const JournalOptions *o)
 {
         _cleanup_close_ int storage_fd = -1;
         int r;
@@ -71,7 +72,12 @@ static int open_plans(Journal *j, const char *storage)
         /* The reference chmods an existing plans/ to 0700 and ignores a
          * failure. */
         (void)fchmod(j->plans_fd, 0700);
-        return journal_seal_open(j, storage_fd);
+        r = journal_seal_open(j, storage_fd);
+        if (r < 0 || !o->wal)
+                return r;
+        /* Before the listing: the files of plans/ are then as the log says,
+         * and every repair below applies to them. */
+        return journal_wal_open(j, storage_fd, o->wal_ops);
 }
 
 int journal_lock_holder(const char *storage, pid_t *ret_pid)
@@ -268,6 +274,7 @@ static void ops_fill(JournalOps *ops)
         FILL(fdatasync)
         FILL(fsetxattr)
         FILL(sync_file_range)
+        FILL(syncfs)
 #undef FILL
 }
 
@@ -295,7 +302,7 @@ int journal_open(const char *storage, const JournalOptions *opt, Journal **ret)
         j->done_max_age =
                 o.done_max_age > INT64_MAX / 1000000000 ? INT64_MAX / 1000000000 : o.done_max_age;
 
-        r = open_plans(j, storage);
+        r = open_plans(j, storage, &o);
         if (r < 0)
                 return r;
         r = journal_stamp_load(j);
@@ -324,6 +331,12 @@ Journal *journal_free(Journal *j)
 {
         if (!j)
                 return NULL;
+        /* A stopped agent leaves its log empty and plans/ durable, which
+         * an earlier version or the reference reads after a downgrade. */
+        if (j->wal && j->wal_ready)
+                (void)journal_wal_checkpoint(j);
+        journal_log_free(j->wal);
+        journal_calls_key_free(j->wal_key);
         /* Closing the descriptor releases the flock. */
         if (j->done_fd >= 0)
                 close(j->done_fd);
@@ -575,6 +588,11 @@ int journal_remove(Journal *j, const char *ts, bool record)
         if ((r == -ENOSPC || r == -EDQUOT) && name[0] &&
             journal_load_result(j, ts, &late, &late_len) == 0)
                 r = 0;
+        /* Not flushed: a removal that a power loss undoes only publishes
+         * the result again (the done record is durable already), and the
+         * next flushed record covers it. */
+        if (r >= 0 && j->wal)
+                r = journal_wal_append(j, JOURNAL_WAL_REMOVE, ts, NULL, 0, false, NULL);
         if (r >= 0)
                 r = e ? entry_remove(j, ts, e) : journal_rm_rf_at(j, j->plans_fd, ts);
         if (r >= 0 && late)

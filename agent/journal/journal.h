@@ -162,7 +162,11 @@ typedef struct JournalOps {
         /* A hint to start writing a range of a large plan.json; it
          * promises nothing (the fsync after it does). */
         int (*sync_file_range)(int fd, off_t offset, off_t n, unsigned int flags);
+        /* The write-ahead log's checkpoint (JournalOptions.wal). */
+        int (*syncfs)(int fd);
 } JournalOps;
+
+struct JournalLogOps;
 
 typedef struct JournalOptions {
         const JournalOps *ops;   /* NULL = the system calls */
@@ -171,6 +175,15 @@ typedef struct JournalOptions {
         int64_t done_max_age;    /* seconds they are remembered; 0 = not at all */
         uint64_t done_max_bytes; /* done/records rotates past this; 0 = 256 KiB */
         uint64_t reserve_size;   /* bytes of plans/reserve; 0 = no reserve */
+        /* In development, off by default: journal_put_plan(),
+         * journal_begin(), journal_put_result() and journal_remove() make
+         * their facts durable in <storage>/journal.log, and the files of
+         * plans/ become its mirror, written without flushes and made
+         * durable at checkpoints (docs/journal.md, "The write-ahead log
+         * (in development)"). wal_ops: the log's file operations (NULL:
+         * the system calls), for tests. */
+        bool wal;
+        const struct JournalLogOps *wal_ops;
 } JournalOptions;
 
 #define JOURNAL_OPTIONS_DEFAULT                                                                    \
@@ -207,6 +220,12 @@ typedef struct JournalOpenReport {
         bool seal_created;
         unsigned n_sealed;
         unsigned n_forged_records;
+        /* The write-ahead log (JournalOptions.wal): its file was there but
+         * could not be read (damaged, or under another key) and was begun
+         * afresh; n_wal_records records were read from it and the files
+         * of plans/ made to say what they say. */
+        bool wal_reset;
+        unsigned n_wal_records;
 } JournalOpenReport;
 
 typedef enum JournalState {
@@ -429,6 +448,16 @@ int journal_remove(Journal *j, const char *ts, bool record);
  * 0 with the entry's name in ret_ts, or -errno with nothing left behind
  * (the message must not be acked then). */
 int journal_put_answer(Journal *j, const char *text, size_t len, char ret_ts[JOURNAL_TS_MAX]);
+
+/* With the write-ahead log (JournalOptions.wal): make every file the
+ * journal wrote since the last checkpoint durable (one syncfs() of the
+ * storage's file system) and empty the log. The journal checkpoints by
+ * itself when the log is half full and in journal_free(); the daemon may
+ * call this when it is idle, so that the next burst finds the log empty.
+ * Blocks for a flush of the file system: not on the event loop. Returns
+ * 0 (also without the log) or -errno (the log then waits for the next
+ * checkpoint that succeeds before it takes more records). */
+int journal_checkpoint(Journal *j);
 
 /* Room on the journal's file system, for the daemon's log and status. */
 typedef struct JournalSpace {

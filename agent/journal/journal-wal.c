@@ -1,0 +1,276 @@
+/* The journal's use of its write-ahead log (JournalOptions.wal, in
+ * development): the records its calls append before they write the
+ * files of plans/ without a flush, the recovery at open that makes those
+ * files say what the records say, and the checkpoints that make them
+ * durable (docs/journal.md, "The write-ahead log (in development)";
+ * journal-log.h is the file itself). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "journal/journal-internal.h"
+#include "journal/journal-log.h"
+#include "util/macro.h"
+
+/* What the records say of one entry, in their order. */
+typedef struct WalEntry {
+        char ts[JOURNAL_TS_MAX];
+        bool removed;
+        bool running;
+        unsigned char *plan, *result; /* owned; NULL: not in the log */
+        size_t plan_len, result_len;
+} WalEntry;
+
+typedef struct WalRecords {
+        JournalLogRecord *v; /* data owned */
+        size_t n, cap;
+} WalRecords;
+
+static int wal_collect(void *userdata, const JournalLogRecord *rec)
+{
+        WalRecords *rs = userdata;
+        void *copy = malloc(rec->len + 1);
+        int r;
+
+        if (!copy)
+                return -ENOMEM;
+        r = grow_array(&rs->v, &rs->cap, rs->n, sizeof(*rs->v), 16);
+        if (r < 0) {
+                free(copy);
+                return r;
+        }
+        if (rec->len)
+                memcpy(copy, rec->data, rec->len);
+        rs->v[rs->n] = *rec;
+        rs->v[rs->n++].data = copy;
+        return 0;
+}
+
+static uint64_t undo_seq(const JournalLogRecord *rec)
+{
+        const unsigned char *p = rec->data;
+        uint64_t v = 0;
+
+        for (int i = 7; i >= 0; i--)
+                v = v << 8 | p[i];
+        return v;
+}
+
+/* Whether a later UNDO names record i. */
+static bool undone(const WalRecords *rs, size_t i)
+{
+        for (size_t k = i + 1; k < rs->n; k++)
+                if (rs->v[k].kind == JOURNAL_WAL_UNDO && rs->v[k].len == 8 &&
+                    undo_seq(&rs->v[k]) == rs->v[i].seq)
+                        return true;
+        return false;
+}
+
+static WalEntry *entry_of(WalEntry **es, size_t *n, size_t *cap, const char *ts)
+{
+        for (size_t i = 0; i < *n; i++)
+                if (streq((*es)[i].ts, ts))
+                        return &(*es)[i];
+        if (grow_array(es, cap, *n, sizeof(**es), 16) < 0)
+                return NULL;
+        (*es)[*n] = (WalEntry){0};
+        snprintf((*es)[*n].ts, JOURNAL_TS_MAX, "%s", ts);
+        return &(*es)[(*n)++];
+}
+
+/* Take the record's bytes as *dst (the record keeps none). */
+static void take(unsigned char **dst, size_t *dst_len, JournalLogRecord *rec)
+{
+        free(*dst);
+        *dst = (unsigned char *)rec->data;
+        *dst_len = rec->len;
+        rec->data = NULL;
+}
+
+/* dirfd/file as the entry ts holds it: rewritten (sealed, no flush) when
+ * missing, torn, altered or unsealed. Returns 0 or -errno. */
+static int converge_file(Journal *j, int entry_fd, const char *ts, const char *file,
+                         const char *tmp, const unsigned char *data, size_t len)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t have = 0;
+        int r;
+
+        r = journal_seal_read_at(j, entry_fd, file, file, ts, len + 1, &text, &have);
+        if (r == 0 && have == len && memcmp(text, data, len) == 0)
+                return 0;
+        return journal_write_replace(j, entry_fd, tmp, file, data, len, ts);
+}
+
+/* Make entry e's files say what its records say. Returns 0 or -errno. */
+static int converge(Journal *j, const WalEntry *e)
+{
+        _cleanup_close_ int entry_fd = -1;
+        int r;
+
+        if (e->removed)
+                return journal_rm_rf_at(j, j->plans_fd, e->ts);
+        if (!e->plan && !e->running && !e->result)
+                return 0;
+        if (j->ops.mkdirat(j->plans_fd, e->ts, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        entry_fd = journal_open_dir(j, j->plans_fd, e->ts);
+        if (entry_fd < 0)
+                return entry_fd;
+        if (e->plan) {
+                r = converge_file(j, entry_fd, e->ts, JOURNAL_PLAN_FILE, JOURNAL_PLAN_TMP, e->plan,
+                                  e->plan_len);
+                if (r < 0)
+                        return r;
+        }
+        /* `running` names plan.json (a plan stored without a record, too
+         * large for one, is durable by itself); without it, an entry of
+         * nothing but `running` is what the open removes. */
+        if (e->running && j->ops.faccessat(entry_fd, JOURNAL_RUNNING_FILE, F_OK, 0) < 0 &&
+            j->ops.linkat(entry_fd, JOURNAL_PLAN_FILE, entry_fd, JOURNAL_RUNNING_FILE, 0) < 0 &&
+            errno != ENOENT)
+                return -errno;
+        if (e->result) {
+                r = converge_file(j, entry_fd, e->ts, JOURNAL_RESULT_FILE, JOURNAL_RESULT_TMP,
+                                  e->result, e->result_len);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Replay rs: what each entry ends as, then its files made so. */
+static int replay(Journal *j, WalRecords *rs)
+{
+        WalEntry *es = NULL;
+        size_t n = 0, cap = 0;
+        int r = 0;
+
+        for (size_t i = 0; i < rs->n && r == 0; i++) {
+                JournalLogRecord *rec = &rs->v[i];
+                WalEntry *e;
+
+                if (rec->kind == JOURNAL_WAL_UNDO || !journal_ts_valid(rec->name) || undone(rs, i))
+                        continue;
+                /* Names handed out later are above every name the log
+                 * holds, so that no removed name is taken again. */
+                uint64_t v = strtoull(rec->name, NULL, 10);
+                if (v > j->last_ts)
+                        j->last_ts = v;
+                e = entry_of(&es, &n, &cap, rec->name);
+                if (!e) {
+                        r = -ENOMEM;
+                        break;
+                }
+                switch (rec->kind) {
+                case JOURNAL_WAL_PLAN:
+                        e->removed = false;
+                        take(&e->plan, &e->plan_len, rec);
+                        break;
+                case JOURNAL_WAL_BEGIN:
+                        e->running = true;
+                        break;
+                case JOURNAL_WAL_RESULT:
+                        take(&e->result, &e->result_len, rec);
+                        break;
+                case JOURNAL_WAL_REMOVE:
+                        free(e->plan);
+                        free(e->result);
+                        *e = (WalEntry){.removed = true};
+                        snprintf(e->ts, sizeof(e->ts), "%s", rec->name);
+                        break;
+                default:
+                        break; /* a kind of a later version: its files are its own */
+                }
+        }
+        for (size_t i = 0; i < n; i++) {
+                if (r == 0)
+                        r = converge(j, &es[i]);
+                free(es[i].plan);
+                free(es[i].result);
+        }
+        free(es);
+        return r;
+}
+
+int journal_wal_checkpoint(Journal *j)
+{
+        if (j->ops.syncfs(j->plans_fd) < 0)
+                return -errno;
+        return journal_log_checkpoint(j->wal);
+}
+
+int journal_wal_open(Journal *j, int storage_fd, const JournalLogOps *ops)
+{
+        JournalLogOptions o = {.ops = ops};
+        WalRecords rs = {0};
+        int r;
+
+        r = journal_log_key(j, &j->wal_key);
+        if (r < 0)
+                return r;
+        r = journal_log_open(storage_fd, j->wal_key, &o, wal_collect, &rs, &j->wal);
+        if (r == 0) {
+                j->report.wal_reset = journal_log_report(j->wal)->reset;
+                j->report.n_wal_records = (unsigned)rs.n;
+                r = replay(j, &rs);
+        }
+        for (size_t i = 0; i < rs.n; i++)
+                free((void *)rs.v[i].data);
+        free(rs.v);
+        if (r < 0)
+                return r;
+        r = journal_wal_checkpoint(j);
+        if (r < 0)
+                return r;
+        j->wal_ready = true;
+        return 0;
+}
+
+int journal_wal_append(Journal *j, unsigned kind, const char *ts, const void *data, size_t len,
+                       bool sync, uint64_t *ret_seq)
+{
+        int r;
+
+        /* The calls before have written their mirror: a checkpoint here
+         * covers every record so far. */
+        if (journal_log_want_checkpoint(j->wal)) {
+                r = journal_wal_checkpoint(j);
+                if (r < 0)
+                        return r;
+        }
+        if (ret_seq)
+                *ret_seq = journal_log_next_seq(j->wal);
+        r = journal_log_append(j->wal, kind, ts, data, len, sync);
+        /* Half full is checkpointed above, and no record is larger than a
+         * quarter of the ring: no room is left only after a failure. */
+        return r == JOURNAL_LOG_CHECKPOINT ? -EIO : r;
+}
+
+void journal_wal_undo(Journal *j, uint64_t seq)
+{
+        unsigned char p[8];
+
+        for (int i = 0; i < 8; i++)
+                p[i] = (unsigned char)(seq >> (8 * i));
+        (void)journal_log_append(j->wal, JOURNAL_WAL_UNDO, "", p, sizeof(p), true);
+}
+
+size_t journal_wal_max(const Journal *j)
+{
+        return journal_log_max_payload(j->wal);
+}
+
+int journal_checkpoint(Journal *j)
+{
+        int r = 0;
+
+        pthread_mutex_lock(&j->io);
+        if (j->wal && j->wal_ready)
+                r = journal_wal_checkpoint(j);
+        pthread_mutex_unlock(&j->io);
+        return r;
+}

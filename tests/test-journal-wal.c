@@ -1,0 +1,404 @@
+/* Tests for the journal with its write-ahead log (JournalOptions.wal, in
+ * development): off by default; with it, a stored, begun and answered
+ * plan costs one fdatasync() of journal.log each and no fsync(); the files
+ * of plans/ are byte for byte those of a journal without it; and after a
+ * crash whose power loss took or tore those files (written without a
+ * flush), the next open makes them say what the log says: plans, `running`
+ * marks, results and removals, but never the plan of a call that failed. */
+#include "test-journal.h"
+#include "test-journal-main.h"
+
+#include <sys/mman.h>
+#include <sys/uio.h>
+
+#include "journal/journal-log.h"
+
+static unsigned n_fdatasync, n_syncfs;
+static bool fail_plan_rename;
+
+static int c_fdatasync(int fd)
+{
+        n_fdatasync++;
+        return fdatasync(fd);
+}
+
+static const JournalLogOps count_log_ops = {.fdatasync = c_fdatasync};
+
+static int c_syncfs(int fd)
+{
+        n_syncfs++;
+        return syncfs(fd);
+}
+
+static int c_fsync(int fd)
+{
+        fx.n_fsync++;
+        return fsync(fd);
+}
+
+static int c_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
+{
+        if (fail_plan_rename && streq(newpath, "plan.json")) {
+                errno = EIO;
+                return -1;
+        }
+        return renameat(olddirfd, oldpath, newdirfd, newpath);
+}
+
+static const JournalOps count_ops = {
+        .fsync = c_fsync,
+        .syncfs = c_syncfs,
+        .renameat = c_renameat,
+};
+
+static Journal *open_wal(void)
+{
+        JournalOptions o = JOURNAL_OPTIONS_DEFAULT;
+
+        o.ops = &count_ops;
+        o.wal = true;
+        o.wal_ops = &count_log_ops;
+        return open_with(&o);
+}
+
+/* The records journal.log holds after its checkpoint. */
+static int count_one(void *userdata, const JournalLogRecord *rec)
+{
+        (void)rec;
+        ++*(unsigned *)userdata;
+        return 0;
+}
+
+static unsigned log_records(void)
+{
+        JournalCallsKey *k = NULL;
+        Journal *j = open_with(NULL); /* the key; a journal without the log */
+        JournalLog *log = NULL;
+        int dfd = open(storage, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        unsigned n = 0;
+
+        ck_assert_int_eq(journal_log_key(j, &k), 0);
+        ck_assert_int_eq(journal_log_open(dfd, k, NULL, count_one, &n, &log), 0);
+        journal_log_free(log);
+        journal_calls_key_free(k);
+        journal_free(j);
+        close(dfd);
+        return n;
+}
+
+START_TEST(test_off_by_default)
+{
+        Journal *j = open_with(NULL);
+        char ts[JOURNAL_TS_MAX];
+
+        put_stamped(j, ts, 5);
+        ck_assert_int_eq(journal_put_result(j, ts, "{}", 2, NULL), 0);
+        journal_free(j);
+        ck_assert(!exists(JOURNAL_LOG_FILE));
+}
+END_TEST
+
+static const char result[] = "{\"SourceID\": \"id\", \"ErrorCode\": 0}";
+
+START_TEST(test_flushes)
+{
+        Journal *j = open_wal();
+        char ts[JOURNAL_TS_MAX], ts2[JOURNAL_TS_MAX];
+        _cleanup_free_ char *plan = NULL, *plan2 = NULL, *res = NULL, *res2 = NULL;
+
+        /* The open: one checkpoint (a syncfs(), and the superblock). */
+        ck_assert(journal_open_report(j)->n_wal_records == 0);
+        ck_assert_uint_eq(n_syncfs, 1);
+        n_fdatasync = n_syncfs = 0;
+        fx.n_fsync = 0;
+
+        put_stamped(j, ts, 5);
+        ck_assert_int_eq(journal_put_result(j, ts, result, strlen(result), NULL), 0);
+        ck_assert_uint_eq(n_fdatasync, 3);
+        ck_assert_uint_eq(fx.n_fsync, 0);
+        ck_assert_uint_eq(n_syncfs, 0);
+        assert_entries_ts(j, "<ts>:result", ts);
+        ck_assert_int_eq(journal_checkpoint(j), 0);
+        ck_assert_uint_eq(n_syncfs, 1);
+        ck_assert_uint_eq(n_fdatasync, 4);
+        plan = slurp_rel_ts("plans/<ts>/plan.json", ts);
+        res = slurp_rel_ts("plans/<ts>/result.json", ts);
+        ck_assert(exists_ts("plans/<ts>/running", ts));
+        ck_assert(!exists_ts("plans/<ts>/.result", ts));
+        journal_free(j);
+
+        /* The same files as a journal without the log writes. */
+        j = open_with(NULL);
+        put_stamped(j, ts2, 6);
+        ck_assert_int_eq(journal_put_result(j, ts2, result, strlen(result), NULL), 0);
+        plan2 = slurp_rel_ts("plans/<ts>/plan.json", ts2);
+        res2 = slurp_rel_ts("plans/<ts>/result.json", ts2);
+        ck_assert_str_eq(plan,
+                         "{\"Data\": \"eyJTdGFtcCI6IDV9\", \"Signature\": \"\", \"ID\": \"id\", "
+                         "\"ReplyTo\": null}");
+        ck_assert_str_eq(plan2, "{\"Data\": \"eyJTdGFtcCI6IDZ9\", \"Signature\": \"\", \"ID\": "
+                                "\"id\", \"ReplyTo\": null}");
+        ck_assert_str_eq(res, res2);
+        journal_free(j);
+}
+END_TEST
+
+/* The entries' names, which the crashing child hands out: in memory it
+ * shares with the test. */
+static char (*names)[JOURNAL_TS_MAX];
+#define ts_a names[0]
+#define ts_b names[1]
+#define ts_c names[2]
+
+static void names_map(void)
+{
+        names = mmap(NULL, 3 * JOURNAL_TS_MAX, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                     -1, 0);
+        ck_assert(names != MAP_FAILED);
+}
+
+/* In a child that ends without journal_free() (a crash: no checkpoint,
+ * the page cache keeps what was written): plan A stored, begun with
+ * Stamp 7 and answered; plan B stored; plan C stored and begun. */
+static void crash_after(void (*fn)(Journal *j), const JournalOps *ops)
+{
+        pid_t pid;
+        int status;
+
+        names_map();
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                JournalOptions o = JOURNAL_OPTIONS_DEFAULT;
+                Journal *j = NULL;
+
+                o.wal = true;
+                o.ops = ops;
+                if (journal_open(storage, &o, &j) < 0)
+                        _exit(2);
+                crash_journal = j;
+                fn(j);
+                _exit(0);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void three_plans(Journal *j)
+{
+        json_t *seven = json_integer(7);
+
+        if (journal_put_plan(j, "{\"Stamp\": 7}", 12, NULL, 0, "a", NULL, ts_a) < 0 ||
+            journal_begin(j, ts_a, seven) != 0 ||
+            journal_put_result(j, ts_a, result, strlen(result), NULL) < 0 ||
+            journal_put_plan(j, "{\"B\": 1}", 8, "sig", 3, "b", "reply", ts_b) < 0 ||
+            journal_put_plan(j, "{\"C\": 1}", 8, NULL, 0, "c", NULL, ts_c) < 0 ||
+            journal_begin(j, ts_c, NULL) != 0)
+                _exit(1);
+        json_decref(seven);
+}
+
+/* What a power loss may leave of files written without a flush. */
+/* LOSS_ALL: every write to plans/ since the last checkpoint lost, as
+ * nothing flushed them (plans/ put back as the open before left it). */
+enum { LOSS_NONE, LOSS_ENTRIES, LOSS_TORN, LOSS_ZEROS, LOSS_RUNNING, LOSS_ALL, N_LOSSES };
+
+static void tear(const char *fmt, const char *ts, bool zeros)
+{
+        _cleanup_free_ char *p = expand(fmt, ts), *full = pathf("%s", p);
+        struct stat st;
+
+        if (stat(full, &st) < 0)
+                return;
+        if (zeros) {
+                char *z = calloc(1, (size_t)st.st_size + 1);
+                int fd = open(full, O_WRONLY | O_CLOEXEC);
+
+                ck_assert_int_eq(pwrite(fd, z, (size_t)st.st_size, 0), st.st_size);
+                close(fd);
+                free(z);
+        } else {
+                ck_assert_int_eq(truncate(full, st.st_size / 2), 0);
+        }
+}
+
+START_TEST(test_recovery)
+{
+        _cleanup_free_ char *dir = NULL;
+        JournalPlan *p = NULL;
+        JournalResult *r = NULL;
+        Journal *j;
+
+        if (_i == LOSS_ALL) {
+                char *cmd = NULL;
+
+                journal_free(open_wal());
+                ck_assert_int_ge(
+                        asprintf(&cmd, "cp -a %s/plans %s/plans.durable", storage, storage), 0);
+                ck_assert_int_eq(system(cmd), 0);
+                free(cmd);
+        }
+        crash_after(three_plans, NULL);
+        ck_assert_uint_eq(log_records(), 6);
+        switch (_i) {
+        case LOSS_ALL: {
+                _cleanup_free_ char *from = pathf("plans.durable");
+
+                dir = pathf("plans");
+                ck_assert_int_eq(rm_rf(dir), 0);
+                ck_assert_int_eq(rename(from, dir), 0);
+                break;
+        }
+        case LOSS_ENTRIES:
+                for (const char *ts = ts_a; ts; ts = ts == ts_a ? ts_b : ts == ts_b ? ts_c : NULL) {
+                        dir = pathf("plans/%s", ts);
+                        ck_assert_int_eq(rm_rf(dir), 0);
+                        free(dir);
+                        dir = NULL;
+                }
+                break;
+        case LOSS_TORN:
+        case LOSS_ZEROS:
+                tear("plans/<ts>/plan.json", ts_a, _i == LOSS_ZEROS);
+                tear("plans/<ts>/result.json", ts_a, _i == LOSS_ZEROS);
+                tear("plans/<ts>/plan.json", ts_b, _i == LOSS_ZEROS);
+                tear("plans/<ts>/plan.json", ts_c, _i == LOSS_ZEROS);
+                break;
+        case LOSS_RUNNING:
+                unlink_rel_ts("plans/<ts>/running", ts_a);
+                unlink_rel_ts("plans/<ts>/running", ts_c);
+                unlink_rel_ts("plans/<ts>/result.json", ts_a);
+                break;
+        }
+
+        j = open_wal();
+        ck_assert_uint_eq(journal_open_report(j)->n_wal_records, 6);
+        ck_assert(!journal_open_report(j)->wal_reset);
+        ck_assert_int_eq(journal_last_stamp(j), 7);
+        {
+                char *want = NULL;
+
+                ck_assert_int_ge(
+                        asprintf(&want, "%s:result %s:pending %s:interrupted", ts_a, ts_b, ts_c),
+                        0);
+                assert_entries(j, want);
+                free(want);
+        }
+        journal_free(j);
+
+        /* Read from the files, their seals checked. */
+        j = open_with(NULL);
+        ck_assert_int_eq(journal_load_plan(j, ts_b, &p, NULL), 0);
+        ck_assert_str_eq(p->body, "{\"B\": 1}");
+        ck_assert_mem_eq(p->signature, "sig", 3);
+        ck_assert_str_eq(json_string_value(p->reply_to), "reply");
+        ck_assert_int_eq(journal_get_result(j, ts_a, &r), 0);
+        ck_assert_str_eq(r->text, result);
+        ck_assert(exists_ts("plans/<ts>/running", ts_a));
+        journal_plan_free(p);
+        journal_result_free(r);
+        journal_free(j);
+        /* The open checkpointed: nothing left to read. */
+        ck_assert_uint_eq(log_records(), 0);
+}
+END_TEST
+
+static void answered_and_removed(Journal *j)
+{
+        if (journal_put_plan(j, "{}", 2, NULL, 0, "a", NULL, ts_a) < 0 ||
+            journal_begin(j, ts_a, NULL) != 0 ||
+            journal_put_result(j, ts_a, result, strlen(result), NULL) < 0 ||
+            journal_remove(j, ts_a, true) < 0)
+                _exit(1);
+}
+
+/* A removal that the disk lost, the log has: done again. */
+START_TEST(test_removed)
+{
+        _cleanup_free_ char *dir = NULL, *text = NULL;
+        json_t *id = json_string("id"); /* the result's SourceID */
+        Journal *j;
+
+        crash_after(answered_and_removed, NULL);
+        dir = pathf("plans/%s", ts_a);
+        ck_assert_int_eq(mkdir(dir, 0700), 0);
+        free(dir);
+        dir = expand("plans/<ts>/result.json", ts_a);
+        put_file(dir, result);
+        j = open_wal();
+        ck_assert(!exists_ts("plans/<ts>", ts_a));
+        assert_entries(j, "");
+        ck_assert_int_eq(journal_done_lookup(j, id, &text), 1);
+        ck_assert_str_eq(text, result);
+        journal_free(j);
+        json_decref(id);
+}
+END_TEST
+
+static void failed_plan(Journal *j)
+{
+        char ts[JOURNAL_TS_MAX];
+
+        fail_plan_rename = true;
+        if (journal_put_plan(j, "{\"failed\": 1}", 13, NULL, 0, "f", NULL, ts) != -EIO)
+                _exit(1);
+        fail_plan_rename = false;
+        if (journal_put_plan(j, "{}", 2, NULL, 0, "b", NULL, ts_b) < 0)
+                _exit(1);
+}
+
+/* The plan of a call that failed after its record was durable is never
+ * made again: its UNDO follows it. */
+START_TEST(test_undo)
+{
+        Journal *j;
+        char *want = NULL;
+
+        crash_after(failed_plan, &count_ops);
+        ck_assert_uint_eq(log_records(), 3); /* PLAN, UNDO, PLAN */
+        j = open_wal();
+        ck_assert_int_ge(asprintf(&want, "%s:pending", ts_b), 0);
+        assert_entries(j, want);
+        free(want);
+        journal_free(j);
+}
+END_TEST
+
+/* Plans of over a quarter of the log's ring: the log checkpoints by
+ * itself when it is half full; one over a quarter takes the flushed way. */
+START_TEST(test_half_full)
+{
+        size_t len = (size_t)1 << 20;
+        _cleanup_free_ char *body = malloc(len);
+        char ts[JOURNAL_TS_MAX];
+        Journal *j = open_wal();
+
+        memset(body, 'x', len);
+        n_syncfs = fx.n_fsync = 0;
+        for (int i = 0; i < 4; i++)
+                ck_assert_int_eq(journal_put_plan(j, body, len, NULL, 0, "id", NULL, ts), 0);
+        /* 1.4 MB records: the fourth found the ring half full. */
+        ck_assert_uint_eq(n_syncfs, 1);
+        ck_assert_uint_eq(fx.n_fsync, 0);
+        body = realloc(body, 2 * len);
+        memset(body, 'y', 2 * len);
+        ck_assert_int_eq(journal_put_plan(j, body, 2 * len, NULL, 0, "id", NULL, ts), 0);
+        ck_assert_uint_eq(fx.n_fsync, 3);
+        journal_free(j);
+}
+END_TEST
+
+static void add_tests(TCase *tc)
+{
+        tcase_add_test(tc, test_off_by_default);
+        tcase_add_test(tc, test_flushes);
+        tcase_add_loop_test(tc, test_recovery, 0, N_LOSSES);
+        tcase_add_test(tc, test_removed);
+        tcase_add_test(tc, test_undo);
+        tcase_add_test(tc, test_half_full);
+}
+
+int main(void)
+{
+        return journal_test_main("journal-wal", add_tests);
+}
