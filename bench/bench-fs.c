@@ -119,7 +119,7 @@ typedef struct Dirs {
         off_t log_pos;
 } Dirs;
 
-static void die(const char *what)
+static _Noreturn void die(const char *what)
 {
         fprintf(stderr, "bench-fs: %s: %s\n", what, strerror(errno));
         exit(1);
