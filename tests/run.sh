@@ -101,8 +101,9 @@ if [ -z "${QUICK:-}" ]; then
     count "$log"
 
     echo "== valgrind"
-    # JOURNAL_CRASH_SEEDS: fewer power-loss disks per crash point (test-journal-crash.c).
-    CK_FORK=no JOURNAL_CRASH_SEEDS=2 meson test -C build --print-errorlogs --num-processes "$jobs" --suite unit \
+    # JOURNAL_CRASH_SEEDS: fewer power-loss disks per crash point (test-journal-crash.c);
+    # JOURNAL_LOG_STEPS: a shorter workload for the log's power losses (test-journal-log.c).
+    CK_FORK=no JOURNAL_CRASH_SEEDS=2 JOURNAL_LOG_STEPS=100 meson test -C build --print-errorlogs --num-processes "$jobs" --suite unit \
         --timeout-multiplier 10 \
         --wrapper 'valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect --error-exitcode=99' \
         | tee "$log" || true
