@@ -47,6 +47,8 @@ typedef struct Plan {
         bool result_undone; /* ... and the last one failed (its record undone) */
         bool removing;      /* journal_remove() was called */
         bool removed;       /* ... with a record, and returned 0 */
+        bool remove_done;   /* ... with a record or not, and returned 0 */
+        bool gone;          /* ... and a flushed record of the log covers it */
         size_t n_synced;    /* call log records flushed */
         json_t *calls;      /* the records appended: [[kind, data], ...] */
 } Plan;
@@ -185,6 +187,16 @@ static void check_entry(Journal *k, const JournalEntry *e)
         if (r != 0 && p->acked && !p->removing && !p->answer)
                 violation("entry %s: the stored plan is lost (%d: %s)", e->ts, r,
                           error ? error : "");
+        /* With the log, more: no file of the mirror is written before its
+         * record is durable, and the open rewrites one that is torn from
+         * the record, so an entry being stored holds its whole plan.json
+         * too (without it, a torn one is refused as corrupt). */
+        if (r != 0 && sc.wal && !p->removing && !p->answer)
+                violation("entry %s: with the log, a plan.json that is not whole (%d: %s)", e->ts,
+                          r, error ? error : "");
+        if (p->gone)
+                violation("entry %s: removed, and back after a flushed record covered its REMOVE",
+                          e->ts);
         if (e->state == JOURNAL_PENDING && p->begun)
                 violation("entry %s: begun, and PENDING again", e->ts);
         if (e->state == JOURNAL_RESULT) {
@@ -193,7 +205,7 @@ static void check_entry(Journal *k, const JournalEntry *e)
                         violation(
                                 "entry %s: a result.json taken as whole that is not the one stored",
                                 e->ts);
-                if (r != 0 && p->result_done && !p->removing)
+                if (r != 0 && (p->result_done || sc.wal) && !p->removing)
                         violation("entry %s: the stored result is lost (%d)", e->ts, r);
                 /* Its RESULT record was undone when the call failed: a
                  * power loss after that never brings it back (the log's
@@ -303,6 +315,15 @@ static Plan *new_plan(int64_t stamp, int pad)
         return NULL;
 }
 
+/* A call flushed the log: a REMOVE before it is durable (docs/journal.md,
+ * "Records, and the order of writes"). Without the log a removal becomes
+ * durable with the next fsync of plans/, which not every call makes. */
+static void flushed(void)
+{
+        for (size_t i = 0; i < MAX_PLANS && sc.wal; i++)
+                sc.p[i].gone |= sc.p[i].remove_done;
+}
+
 /* journal_put_plan(): 0, or the error it must return. */
 static Plan *store_as(Journal *j, int64_t stamp, int pad, int want)
 {
@@ -315,6 +336,8 @@ static Plan *store_as(Journal *j, int64_t stamp, int pad, int want)
         /* One that failed is never acked: no entry of it may be found
          * after the call (its record undone). */
         p->acked = want == 0;
+        if (p->acked)
+                flushed();
         crash_point();
         return p;
 }
@@ -335,6 +358,7 @@ static void begin(Journal *j, Plan *p)
         p->begun = true;
         if (p->stamp > sc.stamp_min)
                 sc.stamp_min = p->stamp;
+        flushed();
         crash_point();
 }
 
@@ -377,6 +401,8 @@ static void result_as(Journal *j, Plan *p, int want)
         ck_assert_int_eq(journal_put_result(j, p->ts, p->result, strlen(p->result), NULL), want);
         p->result_done = want == 0;
         p->result_undone = want != 0;
+        if (want == 0)
+                flushed();
         crash_point();
 }
 
@@ -390,6 +416,7 @@ static void remove_entry(Journal *j, Plan *p, bool record)
         p->removing = true;
         ck_assert_int_eq(journal_remove(j, p->ts, record), 0);
         p->removed = record;
+        p->remove_done = true;
         crash_point();
 }
 
@@ -411,6 +438,7 @@ static Plan *answer(Journal *j)
 static void checkpoint(Journal *j)
 {
         ck_assert_int_eq(journal_checkpoint(j), 0);
+        flushed();
         crash_point();
 }
 
