@@ -62,6 +62,7 @@ static struct {
         char img[80];
         bool wal;                /* the write-ahead log on */
         const char *fail_rename; /* renameat() to this name fails (EIO) */
+        JournalCallsKey *key;    /* of journal.log */
 } sc;
 
 /* The model's operations, and a mirror write that fails on demand (the
@@ -617,6 +618,21 @@ static void mirror_behind(void)
         ck_assert_int_eq(rename(img, storage), 0);
 }
 
+/* Plans of an agent that ran without the log. */
+static void log_off(void)
+{
+        JournalOptions o = options(false);
+        Journal *j = NULL;
+        Plan *a;
+
+        o.wal = false;
+        ck_assert_int_eq(journal_open(storage, &o, &j), 0);
+        a = store(j, 100);
+        store(j, -1);
+        begin(j, a);
+        journal_free(j);
+}
+
 enum { MODE_OFF = 1, MODE_WAL = 2, MODE_BOTH = 3 };
 
 typedef struct Scenario {
@@ -624,6 +640,7 @@ typedef struct Scenario {
         void (*run)(Journal *j);
         void (*before)(void); /* NULL: an empty journal */
         unsigned modes;       /* without the log, with it, or both */
+        bool made;            /* journal.log is made under the model, after before() */
 } Scenario;
 
 static const Scenario scenarios[] = {
@@ -642,6 +659,9 @@ static const Scenario scenarios[] = {
         {"undo", sc_undo, NULL, MODE_WAL},
         /* A second power loss during the replay of journal_open(). */
         {"replay", sc_after_replay, mirror_behind, MODE_WAL},
+        /* The log turned on over a journal: a power loss while its file
+         * is made. */
+        {"log made", sc_after_replay, log_off, MODE_WAL, true},
 };
 
 /* The scenarios in each mode they run in. */
@@ -668,7 +688,20 @@ static void image_dir(void)
         }
 }
 
-static void scenario_start(const char *name, bool wal)
+/* journal.log of LOG_SIZE, made as journal_open() makes it (which would
+ * make one of JOURNAL_LOG_SIZE: every image holds a copy), under the
+ * journal's key; the journal keeps the size it finds. */
+static void make_log(bool modelled)
+{
+        JournalLogOptions lo = {.size = LOG_SIZE, .ops = modelled ? &cm_log_ops : NULL};
+        JournalLog *log = NULL;
+        _cleanup_close_ int dfd = open(storage, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        ck_assert_int_eq(journal_log_open(dfd, sc.key, &lo, NULL, NULL, &log), 0);
+        journal_log_free(log);
+}
+
+static void scenario_start(const char *name, bool wal, bool made)
 {
         const char *env = getenv("JOURNAL_CRASH_SEEDS");
         JournalOptions o;
@@ -683,19 +716,9 @@ static void scenario_start(const char *name, bool wal)
         o = options(false);
         o.wal = false;
         ck_assert_int_eq(journal_open(storage, &o, &j), 0);
-        if (wal) {
-                /* A log of LOG_SIZE made under its key, which the journal
-                 * keeps: every image holds a copy. */
-                JournalLogOptions lo = {.size = LOG_SIZE};
-                JournalCallsKey *key = NULL;
-                JournalLog *log = NULL;
-                _cleanup_close_ int dfd = open(storage, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-                ck_assert_int_eq(journal_log_key(j, &key), 0);
-                ck_assert_int_eq(journal_log_open(dfd, key, &lo, NULL, NULL, &log), 0);
-                journal_log_free(log);
-                journal_calls_key_free(key);
-        }
+        ck_assert_int_eq(journal_log_key(j, &sc.key), 0);
+        if (wal && !made)
+                make_log(false);
         journal_free(j);
         sc.wal = wal;
 }
@@ -706,6 +729,7 @@ static void scenario_end(void)
                 sc.points, sc.images);
         for (size_t i = 0; i < MAX_PLANS; i++)
                 json_decref(sc.p[i].calls);
+        journal_calls_key_free(sc.key);
         cm_stop();
 }
 
@@ -715,11 +739,13 @@ START_TEST(test_scenario)
         JournalOptions o;
         Journal *j = NULL;
 
-        scenario_start(s->name, runs[_i].wal);
+        scenario_start(s->name, runs[_i].wal, s->made);
         if (s->before)
                 s->before();
         cm_start(storage);
         cm.point = crash_point;
+        if (s->made)
+                make_log(true);
         o = options(true);
         ck_assert_int_eq(journal_open(storage, &o, &j), 0);
         s->run(j);

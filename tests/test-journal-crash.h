@@ -628,6 +628,9 @@ static const JournalLogOps cm_log_ops _unused_ = {
         .pwritev = cm_log_pwritev,
         .fdatasync = cm_fdatasync,
         .fsync = cm_fsync,
+        .openat = cm_openat,
+        .renameat = cm_renameat,
+        .unlinkat = cm_unlinkat,
 };
 
 static const JournalOps cm_ops _unused_ = {
