@@ -5,6 +5,14 @@
  * of docs/journal.md ("Durability", "States", "Stamps", "Seals", "The call
  * log") by one function, check_image().
  *
+ * Every scenario runs twice, without the write-ahead log and with it
+ * (JournalOptions.wal: journal.log's writes through the model's
+ * JournalLogOps, torn per sector, and its checkpoints' syncfs()), and the
+ * log adds its own: a lap of a small ring that checkpoints by itself, a
+ * mirror write that fails after its record (UNDO), a power loss during the
+ * replay, and one while journal.log is made. With the log, check_image()
+ * holds the journal to more, each with its reason next to it.
+ *
  * JOURNAL_CRASH_SEEDS sets the images per crash point (default 6: the
  * durable state alone, the volatile state, and 4 random ones); tests/run.sh
  * sets fewer under valgrind. A failure names the scenario, the crash
@@ -15,9 +23,11 @@
  * that weak for a directory of one block): a stored result is lost when a
  * power loss keeps the removal of the name .result and not the name
  * result.json of journal_put_result()'s rename (calls+result, full, burst,
- * repair); and a plan that journal_remove() was removing comes back
+ * repair; with the log, repair only: the others' RESULT records bring it
+ * back); and a plan that journal_remove() was removing comes back
  * PENDING, and would run again, when the unlink of `running` lands and
- * that of plan.json does not. Either would cost an fsync that the
+ * that of plan.json does not (crowded burst, with the log too: its REMOVE
+ * is not flushed). Either would cost an fsync that the
  * journal's flush budget (docs/journal.md, "Durability") does without. */
 #include "test-journal-main.h"
 
@@ -499,8 +509,8 @@ static void sc_answer(Journal *j)
 }
 
 /* Plans one after another, of records of 1 to 3 sectors, through the
- * ring of LOG_SIZE some 3 times: it checkpoints by itself when half full,
- * and a record that does not fit before its end goes to its start. */
+ * ring of LOG_SIZE and past its end: it checkpoints by itself when half
+ * full, and a record that does not fit before its end goes to its start. */
 static void sc_lap(Journal *j)
 {
         /* The fourth PLAN, of 2 sectors, finds 1 left before the end. */

@@ -26,7 +26,14 @@
  *    not promise them), or the latest.
  *  - fsync() of a file does not make its name durable; fsync() of a
  *    directory does not make the inodes it names durable (ext4 without a
- *    journal writes only the directory's own blocks).
+ *    journal writes only the directory's own blocks). syncfs() makes every
+ *    change before it durable.
+ *  - The write-ahead log's file, journal.log, written through
+ *    JournalLogOps (cm_log_ops), is harder still, as its own design
+ *    assumes (docs/journal.md, "The power-loss model"): its writes are
+ *    torn per 512-byte sector, and a sector that did not get its new bytes
+ *    may now and then (seeds from 2 on) hold zeros, its new bytes up to a
+ *    random one, or garbage.
  *
  * How: the real file tree is the volatile state (the page cache), and the
  * model records, for every inode the journal touches, the durable facts
@@ -62,6 +69,9 @@
  *  - journal.key, which journal_open() makes with the system calls and not
  *    through JournalOps, and whatever exists when the model starts, are
  *    taken as durable (the scenarios start from an opened journal).
+ *  - A syncfs() that a power loss interrupts: it is the crash point
+ *    before it, since any of the changes it would have written may land
+ *    then anyway.
  *
  * One model at a time per process (a global); the tests drive it from one
  * thread. */
