@@ -623,7 +623,8 @@ static inline ssize_t cm_log_pwritev(int fd, const struct iovec *iov, int n, off
                         size_t c =
                                 iov[i].iov_len < (size_t)r - at ? iov[i].iov_len : (size_t)r - at;
 
-                        memcpy(buf + at, iov[i].iov_base, c);
+                        if (c > 0) /* a record without payload: NULL */
+                                memcpy(buf + at, iov[i].iov_base, c);
                         at += c;
                 }
                 cm.inodes[k].sector = true;
