@@ -59,6 +59,7 @@ typedef struct Plan {
         bool removed;       /* ... with a record, and returned 0 */
         bool remove_done;   /* ... with a record or not, and returned 0 */
         bool gone;          /* ... and a flushed record of the log covers it */
+        bool undo_lost;     /* a call failed, and its UNDO could not be appended */
         size_t n_synced;    /* call log records flushed */
         json_t *calls;      /* the records appended: [[kind, data], ...] */
 } Plan;
@@ -67,12 +68,15 @@ static struct {
         const char *name;
         Plan p[MAX_PLANS];
         Plan *storing;                /* in journal_put_plan() or put_answer(): no ts yet */
+        Plan *loose;                  /* a failed store whose UNDO was lost: no ts */
         int64_t stamp_min, stamp_max; /* begun; tried */
         unsigned seeds, points, images;
         char img[80];
         bool wal;                /* the write-ahead log on */
         const char *fail_rename; /* renameat() to this name fails (EIO) */
-        JournalCallsKey *key;    /* of journal.log */
+        bool fail_undo;          /* ... and then the log's next write (its UNDO) */
+        bool undo_armed;
+        JournalCallsKey *key; /* of journal.log */
 } sc;
 
 /* The model's operations, and a mirror write that fails on demand (the
@@ -80,14 +84,26 @@ static struct {
 static int crash_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
 {
         if (sc.fail_rename && streq(newpath, sc.fail_rename)) {
+                sc.undo_armed = sc.fail_undo;
                 errno = EIO;
                 return -1;
         }
         return cm_renameat(olddirfd, oldpath, newdirfd, newpath);
 }
 
+static ssize_t crash_pwritev(int fd, const struct iovec *iov, int n, off_t off)
+{
+        if (sc.undo_armed) {
+                sc.undo_armed = false;
+                errno = EIO;
+                return -1;
+        }
+        return cm_log_pwritev(fd, iov, n, off);
+}
+
 /* The journal under the model. */
 static JournalOps crash_ops;
+static JournalLogOps crash_log_ops;
 
 /* A checked image's journal: the system calls, but for the flushes, which
  * would flush the machine's disk at every open and which no image needs. */
@@ -107,10 +123,12 @@ static JournalOptions options(bool modelled)
 
         crash_ops = cm_ops;
         crash_ops.renameat = crash_renameat;
+        crash_log_ops = cm_log_ops;
+        crash_log_ops.pwritev = crash_pwritev;
         o.ops = modelled ? &crash_ops : &check_ops;
         o.reserve_size = RESERVE; /* small: it is copied into every image */
         o.wal = sc.wal;
-        o.wal_ops = modelled ? &cm_log_ops : &check_log_ops;
+        o.wal_ops = modelled ? &crash_log_ops : &check_log_ops;
         return o;
 }
 
@@ -188,10 +206,10 @@ static void check_entry(Journal *k, const JournalEntry *e)
         size_t len = 0;
         int r;
 
-        if (!p && !sc.storing)
+        if (!p && !sc.storing && !sc.loose)
                 violation("entry %s, which no call made", e->ts);
         if (!p)
-                p = sc.storing;
+                p = sc.storing ? sc.storing : sc.loose;
         r = journal_load_plan(k, e->ts, &jp, &error);
         if (r == 0 && (jp->body_len != strlen(p->body) || memcmp(jp->body, p->body, jp->body_len)))
                 violation("entry %s: a plan.json taken as whole that is not the one stored", e->ts);
@@ -331,8 +349,18 @@ static Plan *new_plan(int64_t stamp, int pad)
  * durable with the next fsync of plans/, which not every call makes. */
 static void flushed(void)
 {
-        for (size_t i = 0; i < MAX_PLANS && sc.wal; i++)
+        for (size_t i = 0; i < MAX_PLANS && sc.wal; i++) {
                 sc.p[i].gone |= sc.p[i].remove_done;
+                /* The checkpoint that a lost UNDO makes the next call take
+                 * puts the failed call's record before the log's start
+                 * (docs/journal.md, "When the mirror cannot be written"):
+                 * until then a power loss may replay it, which then takes
+                 * effect after all. */
+                sc.p[i].result_undone |= sc.p[i].undo_lost && !sc.p[i].result_done;
+                sc.p[i].undo_lost = false;
+        }
+        if (sc.wal)
+                sc.loose = NULL;
 }
 
 /* journal_put_plan(): 0, or the error it must return. */
@@ -345,8 +373,11 @@ static Plan *store_as(Journal *j, int64_t stamp, int pad, int want)
                          want);
         sc.storing = NULL;
         /* One that failed is never acked: no entry of it may be found
-         * after the call (its record undone). */
+         * after the call (its record undone), or after the next
+         * checkpoint when its UNDO was lost (flushed()). */
         p->acked = want == 0;
+        if (!p->acked && sc.fail_undo)
+                sc.loose = p;
         if (p->acked)
                 flushed();
         crash_point();
@@ -411,7 +442,8 @@ static void result_as(Journal *j, Plan *p, int want)
         p->result_undone = false;
         ck_assert_int_eq(journal_put_result(j, p->ts, p->result, strlen(p->result), NULL), want);
         p->result_done = want == 0;
-        p->result_undone = want != 0;
+        p->undo_lost = want != 0 && sc.fail_undo;
+        p->result_undone = want != 0 && !p->undo_lost;
         if (want == 0)
                 flushed();
         crash_point();
@@ -528,16 +560,24 @@ static void sc_lap(Journal *j)
 }
 
 /* A mirror write that fails after its record is durable: the call fails,
- * and appends an UNDO; the record never takes effect after it returned. */
+ * and appends an UNDO; the record never takes effect after it returned.
+ * And the same when the UNDO cannot be appended: the log is fenced, and
+ * the next call checkpoints first. */
 static void sc_undo(Journal *j)
 {
         Plan *a = store(j, 100);
 
         sc.fail_rename = "plan.json";
         store_as(j, 101, 0, -EIO);
+        sc.fail_undo = true;
+        store_as(j, 102, 0, -EIO);
+        sc.fail_undo = false;
         sc.fail_rename = "result.json";
         begin(j, a);
         result_as(j, a, -EIO);
+        sc.fail_undo = true;
+        result_as(j, a, -EIO);
+        sc.fail_undo = false;
         sc.fail_rename = NULL;
         result(j, a);
         remove_entry(j, a, true);
