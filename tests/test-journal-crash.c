@@ -9,9 +9,10 @@
  * (JournalOptions.wal: journal.log's writes through the model's
  * JournalLogOps, torn per sector, and its checkpoints' syncfs()), and the
  * log adds its own: a lap of a small ring that checkpoints by itself, a
- * mirror write that fails after its record (UNDO), a power loss during the
- * replay, and one while journal.log is made. With the log, check_image()
- * holds the journal to more, each with its reason next to it.
+ * mirror write that fails after its record (UNDO, appended or lost), a
+ * power loss during the replay, and one while journal.log is made. With
+ * the log, check_image() holds the journal to more, each with its reason
+ * next to it. The images go to /dev/shm when it keeps seals.
  *
  * JOURNAL_CRASH_SEEDS sets the images per crash point (default 6: the
  * durable state alone, the volatile state, and 4 random ones); tests/run.sh
