@@ -76,8 +76,8 @@ static struct {
         bool wal;                /* the write-ahead log on */
         const char *fail_rename; /* renameat() to this name fails (EIO) */
         bool fail_undo;          /* ... and then the log's next write (its UNDO) */
-        bool undo_armed;
-        JournalCallsKey *key; /* of journal.log */
+        bool undo_armed;         /* the log's next write fails (EIO) */
+        JournalCallsKey *key;    /* of journal.log */
 } sc;
 
 /* The model's operations, and a mirror write that fails on demand (the
