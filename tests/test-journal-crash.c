@@ -5,6 +5,15 @@
  * of docs/journal.md ("Durability", "States", "Stamps", "Seals", "The call
  * log") by one function, check_image().
  *
+ * Every scenario runs twice, without the write-ahead log and with it
+ * (JournalOptions.wal: journal.log's writes through the model's
+ * JournalLogOps, torn per sector, and its checkpoints' syncfs()), and the
+ * log adds its own: a lap of a small ring that checkpoints by itself, a
+ * mirror write that fails after its record (UNDO, appended or lost), a
+ * power loss during the replay, and one while journal.log is made. With
+ * the log, check_image() holds the journal to more, each with its reason
+ * next to it. The images go to /dev/shm when it keeps seals.
+ *
  * JOURNAL_CRASH_SEEDS sets the images per crash point (default 6: the
  * durable state alone, the volatile state, and 4 random ones); tests/run.sh
  * sets fewer under valgrind. A failure names the scenario, the crash
@@ -15,52 +24,112 @@
  * that weak for a directory of one block): a stored result is lost when a
  * power loss keeps the removal of the name .result and not the name
  * result.json of journal_put_result()'s rename (calls+result, full, burst,
- * repair); and a plan that journal_remove() was removing comes back
+ * repair; with the log, repair only: the others' RESULT records bring it
+ * back); and a plan that journal_remove() was removing comes back
  * PENDING, and would run again, when the unlink of `running` lands and
- * that of plan.json does not. Either would cost an fsync that the
+ * that of plan.json does not (crowded burst, with the log too: its REMOVE
+ * is not flushed). Either would cost an fsync that the
  * journal's flush budget (docs/journal.md, "Durability") does without. */
 #include "test-journal-main.h"
 
 #include "journal/journal-calls.h"
+#include "journal/journal-log.h"
 #include "test-journal-crash.h"
 
 #define MAX_PLANS 24
 #define N_SEEDS   6
 #define RESERVE   ((uint64_t)16 << 10)
+/* journal.log with the log on: the smallest, a ring of 16 sectors, half
+ * of which (two trivial plans) makes the journal checkpoint by itself. */
+#define LOG_SIZE JOURNAL_LOG_SIZE_MIN
 
 /* What the journal promised of one plan, by the calls that returned. */
 typedef struct Plan {
         char ts[JOURNAL_TS_MAX];
         char id[16];
-        char body[96];
+        char body[1280];
         char result[128];
-        int64_t stamp;     /* -1: none */
-        bool acked;        /* journal_put_plan() (or put_answer()) returned */
-        bool answer;       /* an answer without a plan */
-        bool begun;        /* journal_begin() returned 0 */
-        bool result_tried; /* journal_put_result() was called */
-        bool result_done;  /* ... and returned 0 */
-        bool removing;     /* journal_remove() was called */
-        bool removed;      /* ... with a record, and returned 0 */
-        size_t n_synced;   /* call log records flushed */
-        json_t *calls;     /* the records appended: [[kind, data], ...] */
+        int64_t stamp;      /* -1: none */
+        bool acked;         /* journal_put_plan() (or put_answer()) returned */
+        bool answer;        /* an answer without a plan */
+        bool begun;         /* journal_begin() returned 0 */
+        bool result_tried;  /* journal_put_result() was called */
+        bool result_done;   /* ... and returned 0 */
+        bool result_undone; /* ... and the last one failed (its record undone) */
+        bool removing;      /* journal_remove() was called */
+        bool removed;       /* ... with a record, and returned 0 */
+        bool remove_done;   /* ... with a record or not, and returned 0 */
+        bool gone;          /* ... and a flushed record of the log covers it */
+        bool undo_lost;     /* a call failed, and its UNDO could not be appended */
+        size_t n_synced;    /* call log records flushed */
+        json_t *calls;      /* the records appended: [[kind, data], ...] */
 } Plan;
 
 static struct {
         const char *name;
         Plan p[MAX_PLANS];
         Plan *storing;                /* in journal_put_plan() or put_answer(): no ts yet */
+        Plan *loose;                  /* a failed store whose UNDO was lost: no ts */
         int64_t stamp_min, stamp_max; /* begun; tried */
         unsigned seeds, points, images;
         char img[80];
+        bool wal;                /* the write-ahead log on */
+        const char *fail_rename; /* renameat() to this name fails (EIO) */
+        bool fail_undo;          /* ... and then the log's next write (its UNDO) */
+        bool undo_armed;         /* the log's next write fails (EIO) */
+        JournalCallsKey *key;    /* of journal.log */
 } sc;
 
-static JournalOptions options(const JournalOps *ops)
+/* The model's operations, and a mirror write that fails on demand (the
+ * UNDO of a record that is durable already). */
+static int crash_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
+{
+        if (sc.fail_rename && streq(newpath, sc.fail_rename)) {
+                sc.undo_armed = sc.fail_undo;
+                errno = EIO;
+                return -1;
+        }
+        return cm_renameat(olddirfd, oldpath, newdirfd, newpath);
+}
+
+static ssize_t crash_pwritev(int fd, const struct iovec *iov, int n, off_t off)
+{
+        if (sc.undo_armed) {
+                sc.undo_armed = false;
+                errno = EIO;
+                return -1;
+        }
+        return cm_log_pwritev(fd, iov, n, off);
+}
+
+/* The journal under the model. */
+static JournalOps crash_ops;
+static JournalLogOps crash_log_ops;
+
+/* A checked image's journal: the system calls, but for the flushes, which
+ * would flush the machine's disk at every open and which no image needs. */
+static int no_sync(int fd)
+{
+        (void)fd;
+        return 0;
+}
+
+static const JournalOps check_ops = {.fsync = no_sync, .fdatasync = no_sync, .syncfs = no_sync};
+static const JournalLogOps check_log_ops = {.fsync = no_sync, .fdatasync = no_sync};
+
+/* The options of the scenario's mode; modelled: through the model. */
+static JournalOptions options(bool modelled)
 {
         JournalOptions o = JOURNAL_OPTIONS_DEFAULT;
 
-        o.ops = ops;
+        crash_ops = cm_ops;
+        crash_ops.renameat = crash_renameat;
+        crash_log_ops = cm_log_ops;
+        crash_log_ops.pwritev = crash_pwritev;
+        o.ops = modelled ? &crash_ops : &check_ops;
         o.reserve_size = RESERVE; /* small: it is copied into every image */
+        o.wal = sc.wal;
+        o.wal_ops = modelled ? &crash_log_ops : &check_log_ops;
         return o;
 }
 
@@ -138,16 +207,26 @@ static void check_entry(Journal *k, const JournalEntry *e)
         size_t len = 0;
         int r;
 
-        if (!p && !sc.storing)
+        if (!p && !sc.storing && !sc.loose)
                 violation("entry %s, which no call made", e->ts);
         if (!p)
-                p = sc.storing;
+                p = sc.storing ? sc.storing : sc.loose;
         r = journal_load_plan(k, e->ts, &jp, &error);
         if (r == 0 && (jp->body_len != strlen(p->body) || memcmp(jp->body, p->body, jp->body_len)))
                 violation("entry %s: a plan.json taken as whole that is not the one stored", e->ts);
         if (r != 0 && p->acked && !p->removing && !p->answer)
                 violation("entry %s: the stored plan is lost (%d: %s)", e->ts, r,
                           error ? error : "");
+        /* With the log, more: no file of the mirror is written before its
+         * record is durable, and the open rewrites one that is torn from
+         * the record, so an entry being stored holds its whole plan.json
+         * too (without it, a torn one is refused as corrupt). */
+        if (r != 0 && sc.wal && !p->removing && !p->answer)
+                violation("entry %s: with the log, a plan.json that is not whole (%d: %s)", e->ts,
+                          r, error ? error : "");
+        if (p->gone)
+                violation("entry %s: removed, and back after a flushed record covered its REMOVE",
+                          e->ts);
         if (e->state == JOURNAL_PENDING && p->begun)
                 violation("entry %s: begun, and PENDING again", e->ts);
         if (e->state == JOURNAL_RESULT) {
@@ -156,8 +235,13 @@ static void check_entry(Journal *k, const JournalEntry *e)
                         violation(
                                 "entry %s: a result.json taken as whole that is not the one stored",
                                 e->ts);
-                if (r != 0 && p->result_done && !p->removing)
+                if (r != 0 && (p->result_done || sc.wal) && !p->removing)
                         violation("entry %s: the stored result is lost (%d)", e->ts, r);
+                /* Its RESULT record was undone when the call failed: a
+                 * power loss after that never brings it back (the log's
+                 * UNDO; without the log a failed call's slot may). */
+                if (r == 0 && p->result_undone && !p->result_done)
+                        violation("entry %s: the result of a call that failed is there", e->ts);
         } else if (p->result_done && !p->removing) {
                 violation("entry %s: a stored result is lost (state %d)", e->ts, e->state);
         }
@@ -172,7 +256,7 @@ static void check_entry(Journal *k, const JournalEntry *e)
 /* The promises, on the journal a power loss left in sc.img. */
 static void check_image(void)
 {
-        JournalOptions o = options(NULL);
+        JournalOptions o = options(false);
         _cleanup_(journal_freep) Journal *k = NULL;
         _cleanup_free_ JournalEntry *v = NULL;
         _cleanup_free_ char *before = NULL, *after = NULL;
@@ -222,7 +306,7 @@ static void check_image(void)
 /* A power loss now, in every seed's image. */
 static void crash_point(void)
 {
-        if (!cm.on)
+        if (!cm.on || cm.point != crash_point)
                 return; /* a call that makes the state the model starts from */
         cm.point = NULL;
         sc.points++;
@@ -237,19 +321,20 @@ static void crash_point(void)
 
 /* --- the daemon's calls, with what each promises once it returns --- */
 
-static Plan *new_plan(int64_t stamp)
+/* A plan of pad bytes more than the least (records of 1 to 3 sectors). */
+static Plan *new_plan(int64_t stamp, int pad)
 {
         for (size_t i = 0; i < MAX_PLANS; i++) {
                 Plan *p = &sc.p[i];
+                char st[32] = "";
 
                 if (p->id[0])
                         continue;
                 snprintf(p->id, sizeof(p->id), "id%zu", i);
                 if (stamp >= 0)
-                        snprintf(p->body, sizeof(p->body), "{\"ID\": \"id%zu\", \"Stamp\": %lld}",
-                                 i, (long long)stamp);
-                else
-                        snprintf(p->body, sizeof(p->body), "{\"ID\": \"id%zu\"}", i);
+                        snprintf(st, sizeof(st), ", \"Stamp\": %lld", (long long)stamp);
+                snprintf(p->body, sizeof(p->body), "{\"ID\": \"id%zu\"%s, \"Pad\": \"%*s\"}", i, st,
+                         pad, "");
                 snprintf(p->result, sizeof(p->result), "{\"SourceID\": \"id%zu\", \"Result\": %zu}",
                          i, i);
                 p->stamp = stamp;
@@ -260,17 +345,49 @@ static Plan *new_plan(int64_t stamp)
         return NULL;
 }
 
-static Plan *store(Journal *j, int64_t stamp)
+/* A call flushed the log: a REMOVE before it is durable (docs/journal.md,
+ * "Records, and the order of writes"). Without the log a removal becomes
+ * durable with the next fsync of plans/, which not every call makes. */
+static void flushed(void)
 {
-        Plan *p = new_plan(stamp);
+        for (size_t i = 0; i < MAX_PLANS && sc.wal; i++) {
+                sc.p[i].gone |= sc.p[i].remove_done;
+                /* The checkpoint that a lost UNDO makes the next call take
+                 * puts the failed call's record before the log's start
+                 * (docs/journal.md, "When the mirror cannot be written"):
+                 * until then a power loss may replay it, which then takes
+                 * effect after all. */
+                sc.p[i].result_undone |= sc.p[i].undo_lost && !sc.p[i].result_done;
+                sc.p[i].undo_lost = false;
+        }
+        if (sc.wal)
+                sc.loose = NULL;
+}
+
+/* journal_put_plan(): 0, or the error it must return. */
+static Plan *store_as(Journal *j, int64_t stamp, int pad, int want)
+{
+        Plan *p = new_plan(stamp, pad);
 
         sc.storing = p;
         ck_assert_int_eq(journal_put_plan(j, p->body, strlen(p->body), NULL, 0, p->id, NULL, p->ts),
-                         0);
+                         want);
         sc.storing = NULL;
-        p->acked = true;
+        /* One that failed is never acked: no entry of it may be found
+         * after the call (its record undone), or after the next
+         * checkpoint when its UNDO was lost (flushed()). */
+        p->acked = want == 0;
+        if (!p->acked && sc.fail_undo)
+                sc.loose = p;
+        if (p->acked)
+                flushed();
         crash_point();
         return p;
+}
+
+static Plan *store(Journal *j, int64_t stamp)
+{
+        return store_as(j, stamp, 0, 0);
 }
 
 static void begin(Journal *j, Plan *p)
@@ -284,6 +401,7 @@ static void begin(Journal *j, Plan *p)
         p->begun = true;
         if (p->stamp > sc.stamp_min)
                 sc.stamp_min = p->stamp;
+        flushed();
         crash_point();
 }
 
@@ -318,12 +436,23 @@ static void calls(Journal *j, Plan *p, int n)
         journal_calls_key_free(key);
 }
 
-static void result(Journal *j, Plan *p)
+/* journal_put_result(): 0, or the error it must return. */
+static void result_as(Journal *j, Plan *p, int want)
 {
         p->result_tried = true;
-        ck_assert_int_eq(journal_put_result(j, p->ts, p->result, strlen(p->result), NULL), 0);
-        p->result_done = true;
+        p->result_undone = false;
+        ck_assert_int_eq(journal_put_result(j, p->ts, p->result, strlen(p->result), NULL), want);
+        p->result_done = want == 0;
+        p->undo_lost = want != 0 && sc.fail_undo;
+        p->result_undone = want != 0 && !p->undo_lost;
+        if (want == 0)
+                flushed();
         crash_point();
+}
+
+static void result(Journal *j, Plan *p)
+{
+        result_as(j, p, 0);
 }
 
 static void remove_entry(Journal *j, Plan *p, bool record)
@@ -331,12 +460,13 @@ static void remove_entry(Journal *j, Plan *p, bool record)
         p->removing = true;
         ck_assert_int_eq(journal_remove(j, p->ts, record), 0);
         p->removed = record;
+        p->remove_done = true;
         crash_point();
 }
 
 static Plan *answer(Journal *j)
 {
-        Plan *p = new_plan(-1);
+        Plan *p = new_plan(-1, 0);
 
         p->answer = p->result_tried = true;
         p->body[0] = '\0';
@@ -346,6 +476,14 @@ static Plan *answer(Journal *j)
         p->acked = p->result_done = true;
         crash_point();
         return p;
+}
+
+/* journal_checkpoint(): with the log, a syncfs() and a superblock. */
+static void checkpoint(Journal *j)
+{
+        ck_assert_int_eq(journal_checkpoint(j), 0);
+        flushed();
+        crash_point();
 }
 
 /* --- scenarios --- */
@@ -379,14 +517,16 @@ static void sc_full(Journal *j)
         remove_entry(j, p, true);
 }
 
-/* A burst: the second plan begun before the first is removed, and one
- * without a Stamp, dropped without a record. */
+/* A burst: the second plan begun before the first is removed, one
+ * without a Stamp, dropped without a record, and a checkpoint amid them
+ * (with the log: its syncfs() and superblock; without, nothing). */
 static void sc_burst(Journal *j)
 {
         Plan *a = store(j, 100), *b = store(j, 101), *c = store(j, -1);
 
         begin(j, a);
         result(j, a);
+        checkpoint(j);
         begin(j, b);
         remove_entry(j, a, true);
         begin(j, c);
@@ -401,84 +541,93 @@ static void sc_answer(Journal *j)
         remove_entry(j, answer(j), true);
 }
 
-typedef struct Scenario {
-        const char *name;
-        void (*run)(Journal *j);
-        /* Plans stored before the model starts: plans/ then holds more
-         * names than one block, and its changes land each on its own. */
-        unsigned crowd;
-} Scenario;
-
-static const Scenario scenarios[] = {
-        {"store", sc_store, 0},
-        {"store+begin", sc_begin, 0},
-        {"calls+result", sc_calls, 0},
-        {"full", sc_full, 0},
-        {"burst", sc_burst, 0},
-        {"answer", sc_answer, 0},
-        {"crowded burst", sc_burst, CM_BLOCK_NAMES},
-};
-
-static void scenario_start(const char *name)
+/* Plans one after another, of records of 1 to 3 sectors, through the
+ * ring of LOG_SIZE and past its end: it checkpoints by itself when half
+ * full, and a record that does not fit before its end goes to its start. */
+static void sc_lap(Journal *j)
 {
-        const char *env = getenv("JOURNAL_CRASH_SEEDS");
-        JournalOptions o = options(NULL);
-        Journal *j = NULL;
+        /* The fourth PLAN, of 2 sectors, finds 1 left before the end. */
+        static const int pads[] = {0, 400, 800, 400};
+        unsigned syncfs = cm.n_syncfs;
 
-        memset(&sc, 0, sizeof(sc));
-        sc.name = name;
-        sc.seeds = env && atoi(env) > 0 ? (unsigned)atoi(env) : N_SEEDS;
-        snprintf(sc.img, sizeof(sc.img), "%s-image", storage);
-        /* The first open makes journal.key with the system calls; the
-         * model starts from the opened journal, all of it durable. */
-        ck_assert_int_eq(journal_open(storage, &o, &j), 0);
-        journal_free(j);
-}
+        for (size_t i = 0; i < ELEMENTSOF(pads); i++) {
+                Plan *p = store_as(j, 200 + (int64_t)i, pads[i], 0);
 
-static void scenario_end(void)
-{
-        fprintf(stderr, "%s: %u crash points, %u images\n", sc.name, sc.points, sc.images);
-        for (size_t i = 0; i < MAX_PLANS; i++)
-                json_decref(sc.p[i].calls);
-        cm_stop();
-}
-
-START_TEST(test_scenario)
-{
-        const Scenario *s = &scenarios[_i];
-        JournalOptions o = options(&cm_ops);
-        Journal *j = NULL;
-
-        scenario_start(s->name);
-        if (s->crowd > 0) {
-                JournalOptions plain = options(NULL);
-
-                ck_assert_int_eq(journal_open(storage, &plain, &j), 0);
-                for (unsigned i = 0; i < s->crowd; i++)
-                        store(j, -1);
-                j = journal_free(j);
+                begin(j, p);
+                result(j, p);
+                remove_entry(j, p, true);
         }
-        cm_start(storage);
-        cm.point = crash_point;
-        ck_assert_int_eq(journal_open(storage, &o, &j), 0);
-        s->run(j);
-        journal_free(j);
-        scenario_end();
+        ck_assert_uint_ge(cm.n_syncfs - syncfs, 2);
 }
-END_TEST
 
-/* The journal's own repairs, and a power loss during them: what an earlier
- * power loss left (a result under its slot's name, the stamp file behind,
- * a temporary file, an empty entry) opened, with a crash point after
- * every operation of journal_open(). */
-START_TEST(test_repair)
+/* A mirror write that fails after its record is durable: the call fails,
+ * and appends an UNDO; the record never takes effect after it returned.
+ * And the same when the UNDO cannot be appended: the log is fenced, and
+ * the next call checkpoints first. */
+static void sc_undo(Journal *j)
 {
-        JournalOptions plain = options(NULL), o = options(&cm_ops);
+        Plan *a = store(j, 100);
+
+        sc.fail_rename = "plan.json";
+        store_as(j, 101, 0, -EIO);
+        sc.fail_undo = true;
+        store_as(j, 102, 0, -EIO);
+        sc.fail_undo = false;
+        sc.fail_rename = "result.json";
+        begin(j, a);
+        result_as(j, a, -EIO);
+        sc.fail_undo = true;
+        result_as(j, a, -EIO);
+        sc.fail_undo = false;
+        sc.fail_rename = NULL;
+        result(j, a);
+        remove_entry(j, a, true);
+}
+
+/* A plan stored and begun on a log just opened. */
+static void sc_after_open(Journal *j)
+{
+        begin(j, store(j, 300));
+}
+
+/* The replay had the records of mirror_behind() to do. */
+static void sc_after_replay(Journal *j)
+{
+        ck_assert_uint_eq(journal_open_report(j)->n_wal_records, 8);
+        sc_after_open(j);
+}
+
+/* After the repairs of journal_open(). */
+static void sc_repaired(Journal *j)
+{
+        ck_assert(journal_open_report(j)->stamp_recovered);
+        crash_point();
+}
+
+/* --- the states a scenario starts from, made before the model starts --- */
+
+/* plans/ crowded past one block: its changes land each on its own. */
+static void crowd(void)
+{
+        JournalOptions o = options(false);
+        Journal *j = NULL;
+
+        ck_assert_int_eq(journal_open(storage, &o, &j), 0);
+        for (unsigned i = 0; i < CM_BLOCK_NAMES; i++)
+                store(j, -1);
+        journal_free(j);
+}
+
+/* What an earlier power loss left for journal_open() to repair: a result
+ * under its slot's name, the stamp file behind, a temporary file, an
+ * empty entry. */
+static void repairs(void)
+{
+        JournalOptions o = options(false);
         Journal *j = NULL;
         Plan *a, *b;
 
-        scenario_start("repair");
-        ck_assert_int_eq(journal_open(storage, &plain, &j), 0);
+        ck_assert_int_eq(journal_open(storage, &o, &j), 0);
         a = store(j, 100);
         b = store(j, 101);
         begin(j, a);
@@ -497,12 +646,170 @@ START_TEST(test_repair)
                 put_file(tmp, "{\"ID\": ");
         }
         put_file("plans/7/", "");
+}
+
+/* The log ahead of the mirror, as a power loss leaves it (the model's
+ * durable state): records of plans stored, begun, answered and removed,
+ * of which plans/ holds none, for journal_open() to replay. */
+static void mirror_behind(void)
+{
+        JournalOptions o = options(true);
+        _cleanup_free_ char *img = NULL;
+        Journal *j = NULL;
+        Plan *a, *b, *c;
 
         cm_start(storage);
-        cm.point = crash_point;
         ck_assert_int_eq(journal_open(storage, &o, &j), 0);
-        ck_assert(journal_open_report(j)->stamp_recovered);
-        crash_point();
+        a = store(j, 100);
+        b = store(j, 101);
+        c = store(j, -1);
+        begin(j, a);
+        result(j, a);
+        result(j, c);
+        remove_entry(j, c, true);
+        begin(j, b); /* its flush covers the REMOVE before it */
+        ck_assert_int_ge(asprintf(&img, "%s-behind", storage), 0);
+        cm_image(0, img);
+        cm_stop();
+        journal_free(j);
+        rm_rf(storage);
+        ck_assert_int_eq(rename(img, storage), 0);
+}
+
+/* Plans of an agent that ran without the log. */
+static void log_off(void)
+{
+        JournalOptions o = options(false);
+        Journal *j = NULL;
+        Plan *a;
+
+        o.wal = false;
+        ck_assert_int_eq(journal_open(storage, &o, &j), 0);
+        a = store(j, 100);
+        store(j, -1);
+        begin(j, a);
+        journal_free(j);
+}
+
+enum { MODE_OFF = 1, MODE_WAL = 2, MODE_BOTH = 3 };
+
+typedef struct Scenario {
+        const char *name;
+        void (*run)(Journal *j);
+        void (*before)(void); /* NULL: an empty journal */
+        unsigned modes;       /* without the log, with it, or both */
+        bool made;            /* journal.log is made under the model, after before() */
+} Scenario;
+
+static const Scenario scenarios[] = {
+        {"store", sc_store, NULL, MODE_BOTH},
+        {"store+begin", sc_begin, NULL, MODE_BOTH},
+        {"calls+result", sc_calls, NULL, MODE_BOTH},
+        {"full", sc_full, NULL, MODE_BOTH},
+        {"burst", sc_burst, NULL, MODE_BOTH},
+        {"answer", sc_answer, NULL, MODE_BOTH},
+        {"crowded burst", sc_burst, crowd, MODE_BOTH},
+        /* A second power loss during the repairs of journal_open(). */
+        {"repair", sc_repaired, repairs, MODE_BOTH},
+        /* The log's own: without it they are what the above cover (and
+         * a failed call's result slot is taken at the next open). */
+        {"lap", sc_lap, NULL, MODE_WAL},
+        {"undo", sc_undo, NULL, MODE_WAL},
+        /* A second power loss during the replay of journal_open(). */
+        {"replay", sc_after_replay, mirror_behind, MODE_WAL},
+        /* The log turned on over a journal: a power loss while its file
+         * is made. */
+        {"log made", sc_after_open, log_off, MODE_WAL, true},
+};
+
+/* The scenarios in each mode they run in. */
+static struct {
+        const Scenario *s;
+        bool wal;
+} runs[2 * ELEMENTSOF(scenarios)];
+
+/* Where the images go: on a tmpfs that keeps the seals, which builds them
+ * some 10 times faster than a busy disk; else beside the storage. */
+static void image_dir(void)
+{
+        _cleanup_free_ char *probe = NULL;
+        int fd;
+
+        snprintf(sc.img, sizeof(sc.img), "/dev/shm/%s-image", strrchr(storage, '/') + 1);
+        ck_assert_int_ge(asprintf(&probe, "%s-probe", sc.img), 0);
+        fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0 || fsetxattr(fd, CM_XATTR, "", 0, 0) < 0)
+                snprintf(sc.img, sizeof(sc.img), "%s-image", storage);
+        if (fd >= 0) {
+                close(fd);
+                unlink(probe);
+        }
+}
+
+/* journal.log of LOG_SIZE, made as journal_open() makes it (which would
+ * make one of JOURNAL_LOG_SIZE: every image holds a copy), under the
+ * journal's key; the journal keeps the size it finds. */
+static void make_log(bool modelled)
+{
+        JournalLogOptions lo = {.size = LOG_SIZE, .ops = modelled ? &cm_log_ops : NULL};
+        JournalLog *log = NULL;
+        _cleanup_close_ int dfd = open(storage, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        ck_assert_int_eq(journal_log_open(dfd, sc.key, &lo, NULL, NULL, &log), 0);
+        journal_log_free(log);
+}
+
+static void scenario_start(const char *name, bool wal, bool made)
+{
+        const char *env = getenv("JOURNAL_CRASH_SEEDS");
+        JournalOptions o;
+        Journal *j = NULL;
+
+        /* What a failed scenario left (CK_FORK=no). */
+        cm_stop();
+        memset(&sc, 0, sizeof(sc));
+        sc.name = name;
+        sc.seeds = env && atoi(env) > 0 ? (unsigned)atoi(env) : N_SEEDS;
+        image_dir();
+        /* The first open makes journal.key with the system calls; the
+         * model starts from the opened journal, all of it durable. */
+        o = options(false);
+        o.wal = false;
+        ck_assert_int_eq(journal_open(storage, &o, &j), 0);
+        ck_assert_int_eq(journal_log_key(j, &sc.key), 0);
+        if (wal && !made)
+                make_log(false);
+        journal_free(j);
+        sc.wal = wal;
+}
+
+static void scenario_end(void)
+{
+        fprintf(stderr, "%s%s: %u crash points, %u images\n", sc.name, sc.wal ? " (log)" : "",
+                sc.points, sc.images);
+        for (size_t i = 0; i < MAX_PLANS; i++)
+                json_decref(sc.p[i].calls);
+        journal_calls_key_free(sc.key);
+        cm_stop();
+}
+
+START_TEST(test_scenario)
+{
+        const Scenario *s = runs[_i].s;
+        JournalOptions o;
+        Journal *j = NULL;
+
+        scenario_start(s->name, runs[_i].wal, s->made);
+        if (s->before)
+                s->before();
+        cm_start(storage);
+        cm.point = crash_point;
+        if (s->made)
+                make_log(true);
+        o = options(true);
+        ck_assert_int_eq(journal_open(storage, &o, &j), 0);
+        s->run(j);
+        /* With the log, a checkpoint. */
         journal_free(j);
         scenario_end();
 }
@@ -510,8 +817,13 @@ END_TEST
 
 static void add_tests(TCase *tc)
 {
-        tcase_add_loop_test(tc, test_scenario, 0, (int)ELEMENTSOF(scenarios));
-        tcase_add_test(tc, test_repair);
+        size_t n = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(scenarios); i++)
+                for (unsigned m = MODE_OFF; m <= MODE_WAL; m <<= 1)
+                        if (scenarios[i].modes & m)
+                                runs[n++] = (typeof(runs[0])){&scenarios[i], m == MODE_WAL};
+        tcase_add_loop_test(tc, test_scenario, 0, (int)n);
 }
 
 int main(void)

@@ -26,7 +26,14 @@
  *    not promise them), or the latest.
  *  - fsync() of a file does not make its name durable; fsync() of a
  *    directory does not make the inodes it names durable (ext4 without a
- *    journal writes only the directory's own blocks).
+ *    journal writes only the directory's own blocks). syncfs() makes every
+ *    change before it durable.
+ *  - The write-ahead log's file, journal.log, written through
+ *    JournalLogOps (cm_log_ops), is harder still, as its own design
+ *    assumes (docs/journal.md, "The power-loss model"): its writes are
+ *    torn per 512-byte sector, and a sector that did not get its new bytes
+ *    may now and then (seeds from 2 on) hold zeros, its new bytes up to a
+ *    random one, or garbage.
  *
  * How: the real file tree is the volatile state (the page cache), and the
  * model records, for every inode the journal touches, the durable facts
@@ -62,6 +69,9 @@
  *  - journal.key, which journal_open() makes with the system calls and not
  *    through JournalOps, and whatever exists when the model starts, are
  *    taken as durable (the scenarios start from an opened journal).
+ *  - A syncfs() that a power loss interrupts: it is the crash point
+ *    before it, since any of the changes it would have written may land
+ *    then anyway.
  *
  * One model at a time per process (a global); the tests drive it from one
  * thread. */
@@ -78,14 +88,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "journal/journal-log.h"
 #include "journal/journal.h"
 #include "util/fileio.h"
 #include "util/macro.h"
 
 #define CM_BLOCK     4096
+#define CM_SECTOR    512
 #define CM_XATTR     "user.muranoagent.seal"
 #define CM_XATTR_MAX 64
 /* A directory that never held more names than this is one block: with
@@ -108,6 +121,8 @@ typedef struct CmInode {
         ino_t ino;
         int pin; /* O_PATH, so that the number is not given again */
         bool dir;
+        /* Written through JournalLogOps: torn per sector, not per block. */
+        bool sector;
         /* A file: its data, size and seal at the last flush, and the
          * writes and truncations since. */
         char *data;
@@ -141,6 +156,7 @@ static struct {
         char last_op[64];   /* the last one, for messages */
         uint32_t rng, seed; /* the coins of the image being built */
         bool strict;        /* no weakening: every directory's changes on their own */
+        unsigned n_syncfs;  /* syncfs() calls recorded */
         /* Called after every recorded operation: the crash point. */
         void (*point)(void);
 } cm;
@@ -560,6 +576,74 @@ static inline int cm_sync_file_range(int fd, off_t off, off_t n, unsigned int fl
         return 0;
 }
 
+/* Every change recorded so far becomes durable: each file's data and seal
+ * as they are now, each directory's names. */
+static inline int cm_syncfs(int fd)
+{
+        (void)fd;
+        if (!cm.on)
+                return 0;
+        /* By index: cm_list() may add inodes. */
+        for (size_t k = 0; k < cm.n_inodes; k++) {
+                CmInode *in = &cm.inodes[k];
+                struct stat st;
+
+                /* An inode no name holds any more is never built. */
+                ck_assert_int_eq(fstat(in->pin, &st), 0);
+                if (st.st_nlink == 0)
+                        continue;
+                if (in->dir) {
+                        cm_list((int)k);
+                        continue;
+                }
+                free(in->data);
+                in->data = cm_read_fd(in->pin, &in->len);
+                in->xattr_len = cm_xattr_fd(in->pin, in->xattr);
+                cm_drop_writes(in);
+        }
+        cm.n_changes = 0;
+        cm.n_syncfs++;
+        cm_done("syncfs");
+        return 0;
+}
+
+/* The write-ahead log's writes: recorded like any other, and torn per
+ * sector (the log's own power-loss model, docs/journal.md). */
+static inline ssize_t cm_log_pwritev(int fd, const struct iovec *iov, int n, off_t off)
+{
+        ssize_t r = pwritev(fd, iov, n, off);
+
+        if (r > 0 && cm.on) {
+                char *buf = malloc((size_t)r);
+                size_t at = 0;
+                int k = cm_of_fd(fd);
+
+                ck_assert_ptr_nonnull(buf);
+                for (int i = 0; i < n && at < (size_t)r; i++) {
+                        size_t c =
+                                iov[i].iov_len < (size_t)r - at ? iov[i].iov_len : (size_t)r - at;
+
+                        if (c > 0) /* a record without payload: NULL */
+                                memcpy(buf + at, iov[i].iov_base, c);
+                        at += c;
+                }
+                cm.inodes[k].sector = true;
+                cm_write(k, off, buf, (size_t)r);
+                free(buf);
+                cm_done("pwritev (log)");
+        }
+        return r;
+}
+
+static const JournalLogOps cm_log_ops _unused_ = {
+        .pwritev = cm_log_pwritev,
+        .fdatasync = cm_fdatasync,
+        .fsync = cm_fsync,
+        .openat = cm_openat,
+        .renameat = cm_renameat,
+        .unlinkat = cm_unlinkat,
+};
+
 static const JournalOps cm_ops _unused_ = {
         .mkdirat = cm_mkdirat,
         .openat = cm_openat,
@@ -574,6 +658,7 @@ static const JournalOps cm_ops _unused_ = {
         .fdatasync = cm_fdatasync,
         .fsetxattr = cm_fsetxattr,
         .sync_file_range = cm_sync_file_range,
+        .syncfs = cm_syncfs,
 };
 
 /* Start modelling the tree at dir: all of it is durable now. */
@@ -618,9 +703,38 @@ static inline bool cm_coin(void)
         return cm.rng % 8 < bias[(cm.seed - 2) % ELEMENTSOF(bias)];
 }
 
+/* A sector of the log that did not get its new bytes, at buf (len
+ * bytes, new its new ones): rarely (seeds from 2 on) neither old nor new
+ * either: zeros, the new bytes up to a random one and the old after, or
+ * garbage. */
+static inline void cm_damage(char *buf, const char *new, size_t len)
+{
+        size_t cut;
+
+        if (cm.seed <= 1 || !cm_coin() || !cm_coin())
+                return;
+        cm.rng ^= cm.rng << 13;
+        cm.rng ^= cm.rng >> 17;
+        cm.rng ^= cm.rng << 5;
+        cut = (cm.rng >> 2) % len;
+        switch (cm.rng % 3) {
+        case 0:
+                memset(buf, 0, len);
+                break;
+        case 1:
+                memcpy(buf, new, cut);
+                break;
+        default:
+                for (size_t i = 0; i < len; i++)
+                        buf[i] = (char)(cm.rng >> (i % 24));
+                buf[cut] ^= 0x5a;
+                break;
+        }
+}
+
 /* What the disk holds of file inode k: its durable data, with a coin for
- * each block of each write since and each truncation, and the old size
- * or the new. */
+ * each block (each sector of the log) of each write since and each
+ * truncation, and the old size or the new. */
 static inline char *cm_file_image(int k, size_t *ret_len)
 {
         CmInode *in = &cm.inodes[k];
@@ -650,15 +764,19 @@ static inline char *cm_file_image(int k, size_t *ret_len)
                         continue;
                 }
                 for (size_t at = (size_t)w->off; at < end;) {
-                        size_t stop = (at / CM_BLOCK + 1) * CM_BLOCK;
+                        size_t unit = in->sector ? CM_SECTOR : CM_BLOCK;
+                        size_t stop = (at / unit + 1) * unit;
 
                         if (stop > end)
                                 stop = end;
-                        if (cm_coin()) {
+                        bool there = cm_coin();
+
+                        if (there)
                                 memcpy(buf + at, w->data + (at - (size_t)w->off), stop - at);
-                                if (stop > len)
-                                        len = stop;
-                        }
+                        else if (in->sector)
+                                cm_damage(buf + at, w->data + (at - (size_t)w->off), stop - at);
+                        if (there && stop > len)
+                                len = stop;
                         at = stop;
                 }
         }

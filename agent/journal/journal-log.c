@@ -62,11 +62,19 @@ static ssize_t sys_pwritev(int fd, const struct iovec *iov, int n, off_t off)
         return pwritev(fd, iov, n, off);
 }
 
+static int sys_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+        return openat(dirfd, path, flags, mode);
+}
+
 static const JournalLogOps sys_ops = {
         .pwritev = sys_pwritev,
         .pread = pread,
         .fdatasync = fdatasync,
         .fsync = fsync,
+        .openat = sys_openat,
+        .renameat = renameat,
+        .unlinkat = unlinkat,
 };
 
 static void put_le(unsigned char *p, uint64_t v, int n)
@@ -378,8 +386,9 @@ static int log_create(JournalLog *log, int dirfd, uint64_t size)
         LogCheckpoint cp;
         int r;
 
-        (void)unlinkat(dirfd, LOG_TMP, 0);
-        log->fd = openat(dirfd, LOG_TMP, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        (void)log->ops.unlinkat(dirfd, LOG_TMP, 0);
+        log->fd = log->ops.openat(dirfd, LOG_TMP,
+                                  O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (log->fd < 0)
                 return -errno;
         log->size = size;
@@ -398,8 +407,9 @@ static int log_create(JournalLog *log, int dirfd, uint64_t size)
         r = sb_write(log, &cp);
         if (r < 0)
                 goto fail;
-        if (log->ops.fsync(log->fd) < 0 || renameat(dirfd, LOG_TMP, dirfd, JOURNAL_LOG_FILE) < 0 ||
-            fsync(dirfd) < 0) {
+        if (log->ops.fsync(log->fd) < 0 ||
+            log->ops.renameat(dirfd, LOG_TMP, dirfd, JOURNAL_LOG_FILE) < 0 ||
+            log->ops.fsync(dirfd) < 0) {
                 r = -errno;
                 goto fail;
         }
@@ -408,7 +418,7 @@ static int log_create(JournalLog *log, int dirfd, uint64_t size)
         log->report.generation = cp.generation;
         return 0;
 fail:
-        (void)unlinkat(dirfd, LOG_TMP, 0);
+        (void)log->ops.unlinkat(dirfd, LOG_TMP, 0);
         close(log->fd);
         log->fd = -1;
         return r;
@@ -421,7 +431,8 @@ static int log_load(JournalLog *log, int dirfd, JournalLogFn fn, void *userdata)
         struct stat st;
         int r;
 
-        log->fd = openat(dirfd, JOURNAL_LOG_FILE, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        log->fd = log->ops.openat(dirfd, JOURNAL_LOG_FILE,
+                                  O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0);
         if (log->fd < 0)
                 return errno == ELOOP ? -EBADMSG : -errno;
         if (fstat(log->fd, &st) < 0)
@@ -462,6 +473,9 @@ int journal_log_open(int dirfd, const JournalCallsKey *key, const JournalLogOpti
                 .pread = ops->pread ? ops->pread : sys_ops.pread,
                 .fdatasync = ops->fdatasync ? ops->fdatasync : sys_ops.fdatasync,
                 .fsync = ops->fsync ? ops->fsync : sys_ops.fsync,
+                .openat = ops->openat ? ops->openat : sys_ops.openat,
+                .renameat = ops->renameat ? ops->renameat : sys_ops.renameat,
+                .unlinkat = ops->unlinkat ? ops->unlinkat : sys_ops.unlinkat,
         };
         r = log_load(log, dirfd, fn, userdata);
         if (r == -ENOENT) {

@@ -64,12 +64,17 @@
 
 /* The operations the log goes through, with the system calls'
  * conventions (-1 and errno); a field left NULL is the system call. Tests
- * replace them to model a disk that loses what was not flushed. */
+ * replace them to model a disk that loses what was not flushed. fsync is
+ * the file's when it is made, and its directory's after the rename. */
 typedef struct JournalLogOps {
         ssize_t (*pwritev)(int fd, const struct iovec *iov, int n, off_t off);
         ssize_t (*pread)(int fd, void *buf, size_t n, off_t off);
         int (*fdatasync)(int fd);
         int (*fsync)(int fd);
+        /* The file's making: its temporary name, and the rename. */
+        int (*openat)(int dirfd, const char *path, int flags, mode_t mode);
+        int (*renameat)(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
+        int (*unlinkat)(int dirfd, const char *path, int flags);
 } JournalLogOps;
 
 typedef struct JournalLogOptions {
