@@ -13,8 +13,8 @@
 
 #include "journal/journal-log.h"
 
-static unsigned n_fdatasync, n_syncfs;
-static bool fail_plan_rename;
+static unsigned n_fdatasync, n_syncfs, n_calls_fdatasync;
+static bool fail_plan_rename, fail_calls_write;
 
 static int c_fdatasync(int fd)
 {
@@ -45,10 +45,28 @@ static int c_renameat(int olddirfd, const char *oldpath, int newdirfd, const cha
         return renameat(olddirfd, oldpath, newdirfd, newpath);
 }
 
+/* The call log's flushes (the journal flushes nothing else so). */
+static int c_calls_fdatasync(int fd)
+{
+        n_calls_fdatasync++;
+        return fdatasync(fd);
+}
+
+static ssize_t c_pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+        if (fail_calls_write) {
+                errno = ENOSPC;
+                return -1;
+        }
+        return pwrite(fd, buf, n, off);
+}
+
 static const JournalOps count_ops = {
         .fsync = c_fsync,
         .syncfs = c_syncfs,
         .renameat = c_renameat,
+        .fdatasync = c_calls_fdatasync,
+        .pwrite = c_pwrite,
 };
 
 static Journal *open_wal(void)
@@ -139,6 +157,81 @@ START_TEST(test_flushes)
         ck_assert_str_eq(plan2, "{\"Data\": \"eyJTdGFtcCI6IDZ9\", \"Signature\": \"\", \"ID\": "
                                 "\"id\", \"ReplyTo\": null}");
         ck_assert_str_eq(res, res2);
+        journal_free(j);
+}
+END_TEST
+
+/* A script call as the runner logs it: its start (flushed) and its end
+ * (not), on entry ts's call log. */
+static int log_call(Journal *j, const char *ts, int i)
+{
+        _cleanup_free_ char *dir = pathf("plans/%s", ts), *error = NULL;
+        JournalCallsKey *key = NULL;
+        JournalCalls *c = NULL;
+        json_t *start = json_pack("{si ss}", "call", i, "name", "c");
+        json_t *end = json_pack("{si s{si}}", "call", i, "result", "exitCode", 0);
+        int r = journal_calls_key(j, ts, &key);
+
+        if (r == 0)
+                r = journal_calls_open(dir, key, &c, &error);
+        if (r == 0)
+                r = journal_calls_append(c, JOURNAL_CALL_START, start, true);
+        if (r == 0)
+                r = journal_calls_append(c, JOURNAL_CALL_END, end, false);
+        journal_calls_free(c);
+        journal_calls_key_free(key);
+        json_decref(start);
+        json_decref(end);
+        return r;
+}
+
+/* The records entry ts's call log reads as, at the plan's next start. */
+static size_t calls_records(Journal *j, const char *ts)
+{
+        _cleanup_free_ char *dir = pathf("plans/%s", ts), *error = NULL;
+        JournalCallsKey *key = NULL;
+        JournalCalls *c = NULL;
+        size_t n;
+
+        ck_assert_int_eq(journal_calls_key(j, ts, &key), 0);
+        ck_assert_int_eq(journal_calls_open(dir, key, &c, &error), 0);
+        n = journal_calls_count(c);
+        journal_calls_free(c);
+        journal_calls_key_free(key);
+        return n;
+}
+
+/* A trivial plan with one script call: the call log's records go
+ * through journal.log too (its start's flushed, its end's not), and
+ * `calls` is written without a flush. */
+START_TEST(test_call_flushes)
+{
+        Journal *j = open_wal();
+        char ts[JOURNAL_TS_MAX];
+        _cleanup_free_ char *calls = NULL, *again = NULL;
+
+        n_fdatasync = n_syncfs = n_calls_fdatasync = 0;
+        fx.n_fsync = 0;
+        put_stamped(j, ts, 5);
+        ck_assert_int_eq(log_call(j, ts, 0), 0);
+        ck_assert_int_eq(journal_put_result(j, ts, result, strlen(result), NULL), 0);
+        ck_assert_uint_eq(n_fdatasync, 4); /* PLAN, BEGIN, CALL (start), RESULT */
+        ck_assert_uint_eq(n_calls_fdatasync, 0);
+        ck_assert_uint_eq(fx.n_fsync, 0);
+        ck_assert_uint_eq(n_syncfs, 0);
+        ck_assert_uint_eq(calls_records(j, ts), 2);
+
+        /* A failed write of `calls` after its record: undone, and the
+         * record never replayed. */
+        fail_calls_write = true;
+        ck_assert_int_eq(log_call(j, ts, 1), -ENOSPC);
+        fail_calls_write = false;
+        calls = slurp_rel_ts("plans/<ts>/calls", ts);
+        journal_free(j);
+        j = open_wal();
+        again = slurp_rel_ts("plans/<ts>/calls", ts);
+        ck_assert_str_eq(again, calls);
+        ck_assert_uint_eq(calls_records(j, ts), 2);
         journal_free(j);
 }
 END_TEST
@@ -388,6 +481,61 @@ START_TEST(test_half_full)
 }
 END_TEST
 
+static void two_calls(Journal *j)
+{
+        if (journal_put_plan(j, "{}", 2, NULL, 0, "a", NULL, ts_a) < 0 ||
+            journal_begin(j, ts_a, NULL) != 0 || log_call(j, ts_a, 0) < 0 ||
+            log_call(j, ts_a, 1) < 0)
+                _exit(1);
+}
+
+/* What a power loss may leave of `calls`, written without a flush: the
+ * open gives it the bytes of every record the log holds, and keeps what
+ * a longer file holds after them (records not flushed whose CALL the
+ * power loss took: the call log checks itself). */
+enum { CALLS_GONE, CALLS_HALF, CALLS_ZEROS, CALLS_LONGER, N_CALLS_LOSSES };
+
+START_TEST(test_call_recovery)
+{
+        _cleanup_free_ char *calls = NULL, *after = NULL, *path = NULL;
+        Journal *j;
+
+        crash_after(two_calls, NULL);
+        ck_assert_uint_eq(log_records(), 6);
+        calls = slurp_rel_ts("plans/<ts>/calls", ts_a);
+        path = expand("plans/<ts>/calls", ts_a);
+        switch (_i) {
+        case CALLS_GONE:
+                unlink_rel_ts("plans/<ts>/calls", ts_a);
+                break;
+        case CALLS_HALF:
+        case CALLS_ZEROS:
+                tear("plans/<ts>/calls", ts_a, _i == CALLS_ZEROS);
+                break;
+        case CALLS_LONGER: {
+                _cleanup_free_ char *full = pathf("%s", path);
+                FILE *f = fopen(full, "a");
+
+                ck_assert_ptr_nonnull(f);
+                fputs("V 4 2 ", f);
+                fclose(f);
+                break;
+        }
+        }
+        j = open_wal();
+        after = slurp_rel_ts("plans/<ts>/calls", ts_a);
+        if (_i == CALLS_LONGER) {
+                ck_assert_uint_eq(strlen(after), strlen(calls) + 6);
+                ck_assert(strncmp(after, calls, strlen(calls)) == 0);
+        } else {
+                ck_assert_str_eq(after, calls);
+        }
+        /* The torn tail is cut at the plan's start, as always. */
+        ck_assert_uint_eq(calls_records(j, ts_a), 4);
+        journal_free(j);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_off_by_default);
@@ -396,6 +544,8 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_removed);
         tcase_add_test(tc, test_undo);
         tcase_add_test(tc, test_half_full);
+        tcase_add_test(tc, test_call_flushes);
+        tcase_add_loop_test(tc, test_call_recovery, 0, N_CALLS_LOSSES);
 }
 
 int main(void)

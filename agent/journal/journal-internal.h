@@ -186,6 +186,15 @@ struct Journal {
         struct JournalLog *wal;
         struct JournalCallsKey *wal_key;
         bool wal_ready;
+        /* The call log's records come from the plan thread, which holds
+         * no io (journal_wal_call()). wal_rw: held shared by each CALL
+         * record from its append until its mirror write is done, and
+         * exclusively by the checkpoint, so that no checkpoint passes a
+         * record whose mirror write has not happened yet. wal_mu: taken
+         * around every use of wal (the log does no locking), for moments
+         * and its fdatasync(). Order: io, wal_rw, wal_mu. */
+        pthread_rwlock_t wal_rw;
+        pthread_mutex_t wal_mu;
 };
 
 /* --- journal-io.c: file operations ------------------------------------- */
@@ -214,6 +223,11 @@ int journal_sync(Journal *j, int fd);
  * name (journal-seal.c) before its fsync. Returns 0 or -errno. */
 int journal_write_atomic(Journal *j, int dirfd, const char *tmp, const char *name, const void *data,
                          size_t len, bool undo, const char *seal);
+
+/* All of data[0..len) to fd at off through ops' pwrite, going on after
+ * short writes and EINTR. Returns 0 or -errno (-EIO for a write of
+ * nothing). */
+int journal_pwrite_all(const JournalOps *ops, int fd, const void *data, size_t len, off_t off);
 
 /* Writes a file's contents to fd (through journal_write_fd()), for
  * journal_write_atomic_with(). Returns 0 or a negative errno. */
@@ -375,6 +389,10 @@ void journal_seal_file(Journal *j, int dirfd, const char *dir, const char *file,
  * for journal_remove(). Takes lock. */
 void journal_seal_mark(Journal *j, const char *ts, const char *file);
 
+/* The journal whose write-ahead log a call log key's appends go through,
+ * with its entry's name in *ret_ts; NULL when none. */
+Journal *journal_calls_key_wal(const struct JournalCallsKey *k, const char **ret_ts);
+
 /* Move entry ts's file to plans/quarantine/<ts>.<file>, where it is kept
  * for whoever investigates and never read. Returns 0 or -errno. */
 int journal_quarantine(Journal *j, const char *ts, const char *file);
@@ -388,6 +406,7 @@ enum {
         JOURNAL_WAL_RESULT = 3, /* the result.json bytes */
         JOURNAL_WAL_REMOVE = 4, /* nothing: the entry is removed */
         JOURNAL_WAL_UNDO = 5,   /* 8 bytes, little-endian: the seq of a record whose call failed */
+        JOURNAL_WAL_CALL = 6,   /* 8 bytes, little-endian: an offset in `calls`; the bytes there */
 };
 
 /* Open <storage>/journal.log (storage_fd), make the files of plans/ say
@@ -412,6 +431,16 @@ size_t journal_wal_max(const Journal *j);
 
 /* syncfs() and a checkpoint of the log; the caller holds io. */
 int journal_wal_checkpoint(Journal *j);
+
+/* Write one call log append of entry ts through the log: a CALL record of
+ * len bytes at offset off of its `calls` (flushed with sync), then
+ * mirror(userdata), which writes them there without a flush; an UNDO when
+ * mirror fails. Called by the plan thread, without io: it holds wal_rw
+ * shared across both (checkpointing first, under io, when the log refuses
+ * the record). Returns 0; 1 when the bytes are too large for a record,
+ * with nothing done; or -errno (mirror's, or the log's). */
+int journal_wal_call(Journal *j, const char *ts, uint64_t off, const void *data, size_t len,
+                     bool sync, int (*mirror)(void *userdata), void *userdata);
 
 /* --- journal-done.c ---------------------------------------------------- */
 

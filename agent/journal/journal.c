@@ -292,6 +292,8 @@ int journal_open(const char *storage, const JournalOptions *opt, Journal **ret)
         j->plans_fd = j->done_fd = j->reserve_fd = j->log_fd = j->old_fd = -1;
         pthread_mutex_init(&j->io, NULL);
         pthread_mutex_init(&j->lock, NULL);
+        pthread_rwlock_init(&j->wal_rw, NULL);
+        pthread_mutex_init(&j->wal_mu, NULL);
         j->ops = o.ops ? *o.ops : journal_sys_ops;
         ops_fill(&j->ops);
         j->max_plan_file = o.max_plan_file ? o.max_plan_file : DEFAULT_MAX_PLAN_FILE;
@@ -353,6 +355,8 @@ Journal *journal_free(Journal *j)
         free(j->index);
         journal_plan_free(j->held);
         free(j->done);
+        pthread_mutex_destroy(&j->wal_mu);
+        pthread_rwlock_destroy(&j->wal_rw);
         pthread_mutex_destroy(&j->lock);
         pthread_mutex_destroy(&j->io);
         free(j);
