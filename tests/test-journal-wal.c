@@ -158,6 +158,17 @@ START_TEST(test_flushes)
                                 "\"id\", \"ReplyTo\": null}");
         ck_assert_str_eq(res, res2);
         journal_free(j);
+
+        /* The removal: its REMOVE, flushed, carries the done record and
+         * the stamp, which are written without a flush. */
+        j = open_wal();
+        n_fdatasync = n_syncfs = 0;
+        fx.n_fsync = 0;
+        ck_assert_int_eq(journal_remove(j, ts, true), 0);
+        ck_assert_uint_eq(n_fdatasync, 1);
+        ck_assert_uint_eq(fx.n_fsync, 0);
+        ck_assert_uint_eq(n_syncfs, 0);
+        journal_free(j);
 }
 END_TEST
 
@@ -428,6 +439,62 @@ START_TEST(test_removed)
 }
 END_TEST
 
+static void stamped_and_removed(Journal *j)
+{
+        json_t *nine = json_integer(9);
+
+        if (journal_put_plan(j, "{\"Stamp\": 9}", 12, NULL, 0, "a", NULL, ts_a) < 0 ||
+            journal_begin(j, ts_a, nine) != 0 ||
+            journal_put_result(j, ts_a, result, strlen(result), NULL) < 0 ||
+            journal_remove(j, ts_a, true) < 0)
+                _exit(1);
+        json_decref(nine);
+}
+
+/* A removal whose writes a power loss took, the unlinks and the done
+ * record's append and the stamp file's (none flushed): the open does it
+ * again from its REMOVE, which holds the done record and the stamp. */
+START_TEST(test_removed_lost)
+{
+        _cleanup_free_ char *dir = NULL, *text = NULL, *records = pathf("plans/done/records"),
+                            *stamp = pathf("plans/stamp");
+        json_t *id = json_string("id");
+        struct stat st;
+        off_t durable;
+        Journal *j;
+
+        journal_free(open_wal());
+        ck_assert_int_eq(stat(records, &st), 0);
+        durable = st.st_size;
+        crash_after(stamped_and_removed, NULL);
+        ck_assert_int_eq(stat(records, &st), 0);
+        ck_assert_int_gt(st.st_size, durable);
+        ck_assert_int_eq(truncate(records, durable), 0);
+        ck_assert_int_eq(unlink(stamp), 0);
+        dir = pathf("plans/%s", ts_a);
+        ck_assert_int_eq(mkdir(dir, 0700), 0);
+        free(dir);
+        dir = expand("plans/<ts>/result.json", ts_a);
+        put_file(dir, result);
+
+        j = open_wal();
+        ck_assert(!exists_ts("plans/<ts>", ts_a));
+        assert_entries(j, "");
+        ck_assert_int_eq(journal_last_stamp(j), 9);
+        ck_assert_int_eq(journal_done_lookup(j, id, &text), 1);
+        ck_assert_str_eq(text, result);
+        journal_free(j);
+        /* Made durable, and read so without the log. */
+        j = open_with(NULL);
+        ck_assert_int_eq(journal_last_stamp(j), 9);
+        free(text);
+        text = NULL;
+        ck_assert_int_eq(journal_done_lookup(j, id, &text), 1);
+        journal_free(j);
+        json_decref(id);
+}
+END_TEST
+
 static void failed_plan(Journal *j)
 {
         char ts[JOURNAL_TS_MAX];
@@ -542,6 +609,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_flushes);
         tcase_add_loop_test(tc, test_recovery, 0, N_LOSSES);
         tcase_add_test(tc, test_removed);
+        tcase_add_test(tc, test_removed_lost);
         tcase_add_test(tc, test_undo);
         tcase_add_test(tc, test_half_full);
         tcase_add_test(tc, test_call_flushes);

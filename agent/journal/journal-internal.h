@@ -195,6 +195,12 @@ struct Journal {
          * and its fdatasync(). Order: io, wal_rw, wal_mu. */
         pthread_rwlock_t wal_rw;
         pthread_mutex_t wal_mu;
+        /* What the REMOVE records read at open hold, until
+         * journal_wal_settle(): the highest stamp, and the done records
+         * (their text after WAL_REMOVE_DONE bytes of the payload). */
+        int64_t wal_stamp;
+        struct WalDone *wal_done;
+        size_t n_wal_done;
 };
 
 /* --- journal-io.c: file operations ------------------------------------- */
@@ -334,6 +340,11 @@ bool journal_reserve_retry(Journal *j, int r);
 
 /* --- journal-stamp.c --------------------------------------------------- */
 
+/* Raise the last stamp to v when it is below (the stamp file written, not
+ * flushed: a REMOVE record of the write-ahead log holds it). Returns 0 or
+ * -errno. */
+int journal_stamp_raise(Journal *j, int64_t v);
+
 /* Load plans/stamp into j->last_stamp (absent: 0; unreadable as a number:
  * 0 and report.stamp_damaged). Returns 0 or -errno for I/O errors. */
 int journal_stamp_load(Journal *j);
@@ -404,15 +415,34 @@ enum {
         JOURNAL_WAL_PLAN = 1,   /* the plan.json bytes */
         JOURNAL_WAL_BEGIN = 2,  /* nothing: `running` */
         JOURNAL_WAL_RESULT = 3, /* the result.json bytes */
-        JOURNAL_WAL_REMOVE = 4, /* nothing: the entry is removed */
+        JOURNAL_WAL_REMOVE = 4, /* the entry is removed; see WAL_REMOVE_DONE */
         JOURNAL_WAL_UNDO = 5,   /* 8 bytes, little-endian: the seq of a record whose call failed */
         JOURNAL_WAL_CALL = 6,   /* 8 bytes, little-endian: an offset in `calls`; the bytes there */
 };
 
-/* Open <storage>/journal.log (storage_fd), make the files of plans/ say
- * what its records say, make them durable and checkpoint. Before the
- * listing of plans/. Returns 0 or -errno. */
+/* A REMOVE's payload: nothing (a version before these), or 8 bytes, the
+ * last stamp, or WAL_REMOVE_DONE bytes and a result's text: the last
+ * stamp, the done record's time and its name (64 hex digits), then its
+ * text. Integers are little-endian. */
+#define WAL_REMOVE_DONE (8 + 8 + 64)
+
+void journal_le64_put(unsigned char *p, uint64_t v);
+uint64_t journal_le64_get(const unsigned char *p);
+
+/* Open <storage>/journal.log (storage_fd) and make the files of plans/
+ * say what its records say. Before the listing of plans/. Returns 0 or
+ * -errno. */
 int journal_wal_open(Journal *j, int storage_fd, const struct JournalLogOps *ops);
+
+/* After the done records and the stamp are loaded: the done records and
+ * the stamp of the REMOVE records read at open, where done/records and
+ * the stamp file lack them; then the mirror made durable, and the
+ * checkpoint, after which the log takes records. Returns 0 or -errno. */
+int journal_wal_settle(Journal *j);
+
+/* At journal_free(): a checkpoint when the log is ready, and the log
+ * closed. */
+void journal_wal_close(Journal *j);
 
 /* Append a record for entry ts, checkpointing first when the log is half
  * full or asks for it; *ret_seq (may be NULL) is its seq. The caller holds
@@ -447,13 +477,18 @@ int journal_wal_call(Journal *j, const char *ts, uint64_t off, const void *data,
 /* Open (creating) plans/done, load its records, drop stale ones. */
 int journal_done_open(Journal *j);
 
-/* Record the result.json of entry ts, answering the plan whose record
- * name is name, in done/records; the caller then removes the entry.
- * Returns 0, or -errno with nothing recorded. */
-int journal_done_record(Journal *j, const char *ts, const char name[65]);
+/* Record a result's text, answering the plan whose record name is name,
+ * in done/records, as recorded at time (journal_done_now()); with sync
+ * flushed (without: a record of the write-ahead log holds it). The caller
+ * then removes the entry. Returns 0, or -errno with nothing recorded. */
+int journal_done_record_at(Journal *j, const char name[65], const char *text, size_t len,
+                           int64_t time, bool sync);
 
-/* The same for a result's text held in memory. */
-int journal_done_record_text(Journal *j, const char name[65], const char *text, size_t len);
+/* The wall clock in nanoseconds since the epoch, 0 when it fails. */
+int64_t journal_done_now(Journal *j);
+
+/* Whether a record named name, recorded at time or later, is kept. */
+bool journal_done_has(const Journal *j, const char name[65], int64_t time);
 
 /* Add rec to the records in memory, in time order, replacing one of the
  * same name. Returns 0 or -ENOMEM. */
@@ -470,10 +505,10 @@ void journal_done_rotated(Journal *j);
 int journal_done_log_open(Journal *j);
 
 /* Append rec (name, time and len set; text its result) to records,
- * rotating first when records would grow past done_max_bytes; sets
- * rec->where and rec->off. On failure nothing is left of it. Returns 0 or
- * -errno. */
-int journal_done_log_append(Journal *j, JournalDone *rec, const char *text);
+ * rotating first when records would grow past done_max_bytes, and with
+ * sync fsync it (and a new name); sets rec->where and rec->off. On
+ * failure nothing is left of it. Returns 0 or -errno. */
+int journal_done_log_append(Journal *j, JournalDone *rec, const char *text, bool sync);
 
 /* The text of a record kept in a records file, its seal checked.
  * Returns 0, JOURNAL_FORGED, -ENOENT, or -errno. */

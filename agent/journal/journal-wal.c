@@ -58,7 +58,13 @@ static int wal_collect(void *userdata, const JournalLogRecord *rec)
         return 0;
 }
 
-static uint64_t le64_get(const unsigned char *p)
+/* A REMOVE's payload with a done record (WAL_REMOVE_DONE). */
+struct WalDone {
+        unsigned char *p; /* owned */
+        size_t len;
+};
+
+uint64_t journal_le64_get(const unsigned char *p)
 {
         uint64_t v = 0;
 
@@ -67,7 +73,7 @@ static uint64_t le64_get(const unsigned char *p)
         return v;
 }
 
-static void le64_put(unsigned char *p, uint64_t v)
+void journal_le64_put(unsigned char *p, uint64_t v)
 {
         for (int i = 0; i < 8; i++)
                 p[i] = (unsigned char)(v >> (8 * i));
@@ -75,7 +81,30 @@ static void le64_put(unsigned char *p, uint64_t v)
 
 static uint64_t undo_seq(const JournalLogRecord *rec)
 {
-        return le64_get(rec->data);
+        return journal_le64_get(rec->data);
+}
+
+/* Keep what REMOVE rec holds for journal_wal_settle(): its stamp, and its
+ * done record (the payload taken). Returns 0 or -ENOMEM. */
+static int remove_keep(Journal *j, JournalLogRecord *rec)
+{
+        struct WalDone *v;
+        int64_t stamp;
+
+        if (rec->len < 8)
+                return 0;
+        stamp = (int64_t)journal_le64_get(rec->data);
+        if (stamp > j->wal_stamp)
+                j->wal_stamp = stamp;
+        if (rec->len < WAL_REMOVE_DONE)
+                return 0;
+        v = realloc(j->wal_done, (j->n_wal_done + 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        j->wal_done = v;
+        v[j->n_wal_done++] = (struct WalDone){(unsigned char *)rec->data, rec->len};
+        rec->data = NULL;
+        return 0;
 }
 
 /* Whether a later UNDO names record i. */
@@ -251,7 +280,7 @@ static int replay(Journal *j, WalRecords *rs)
                                 break;
                         }
                         e->calls[e->n_calls++] = (WalCall){
-                                .off = le64_get(rec->data),
+                                .off = journal_le64_get(rec->data),
                                 .data = (const unsigned char *)rec->data + 8,
                                 .len = rec->len - 8,
                         };
@@ -262,6 +291,7 @@ static int replay(Journal *j, WalRecords *rs)
                         free(e->calls);
                         *e = (WalEntry){.removed = true};
                         snprintf(e->ts, sizeof(e->ts), "%s", rec->name);
+                        r = remove_keep(j, rec);
                         break;
                 default:
                         break; /* a kind of a later version: its files are its own */
@@ -337,13 +367,54 @@ int journal_wal_open(Journal *j, int storage_fd, const JournalLogOps *ops)
         for (size_t i = 0; i < rs.n; i++)
                 free((void *)rs.v[i].data);
         free(rs.v);
-        if (r < 0)
-                return r;
-        r = journal_wal_checkpoint(j);
-        if (r < 0)
-                return r;
-        j->wal_ready = true;
-        return 0;
+        return r;
+}
+
+static void free_done(Journal *j)
+{
+        for (size_t i = 0; i < j->n_wal_done; i++)
+                free(j->wal_done[i].p);
+        free(j->wal_done);
+        j->wal_done = NULL;
+        j->n_wal_done = 0;
+}
+
+int journal_wal_settle(Journal *j)
+{
+        int r = 0;
+
+        if (!j->wal)
+                return 0;
+        r = journal_stamp_raise(j, j->wal_stamp);
+        for (size_t i = 0; i < j->n_wal_done && r == 0; i++) {
+                const struct WalDone *d = &j->wal_done[i];
+                int64_t time = (int64_t)journal_le64_get(d->p + 8);
+                char name[65];
+
+                memcpy(name, d->p + 16, 64);
+                name[64] = '\0';
+                /* Not flushed: the checkpoint below makes it durable. */
+                if (!journal_done_has(j, name, time))
+                        r = journal_done_record_at(j, name, (const char *)d->p + WAL_REMOVE_DONE,
+                                                   d->len - WAL_REMOVE_DONE, time, false);
+        }
+        free_done(j);
+        if (r == 0)
+                r = journal_wal_checkpoint(j);
+        if (r == 0)
+                j->wal_ready = true;
+        return r;
+}
+
+void journal_wal_close(Journal *j)
+{
+        /* A stopped agent leaves its log empty and plans/ durable, which
+         * an earlier version or the reference reads after a downgrade. */
+        if (j->wal && j->wal_ready)
+                (void)journal_wal_checkpoint(j);
+        journal_log_free(j->wal);
+        journal_calls_key_free(j->wal_key);
+        free_done(j);
 }
 
 int journal_wal_append(Journal *j, unsigned kind, const char *ts, const void *data, size_t len,
@@ -372,7 +443,7 @@ void journal_wal_undo(Journal *j, uint64_t seq)
 {
         unsigned char p[8];
 
-        le64_put(p, seq);
+        journal_le64_put(p, seq);
         (void)append_locked(j, JOURNAL_WAL_UNDO, "", p, sizeof(p), true, NULL);
 }
 
@@ -388,7 +459,7 @@ int journal_wal_call(Journal *j, const char *ts, uint64_t off, const void *data,
         payload = malloc(8 + len);
         if (!payload)
                 return -ENOMEM;
-        le64_put(payload, off);
+        journal_le64_put(payload, off);
         memcpy(payload + 8, data, len);
         for (int tries = 0; tries < 2 && r == JOURNAL_LOG_CHECKPOINT; tries++) {
                 /* Checkpoints are made under io, which the journal's own
