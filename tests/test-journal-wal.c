@@ -495,6 +495,42 @@ START_TEST(test_removed_lost)
 }
 END_TEST
 
+static void answered(Journal *j)
+{
+        if (journal_put_answer(j, result, strlen(result), ts_a) < 0)
+                _exit(1);
+}
+
+/* An answer without a plan: one fdatasync() of journal.log, and an entry
+ * that a power loss took is made again from its ANSWER. */
+START_TEST(test_answer)
+{
+        _cleanup_free_ char *dir = NULL, *text = NULL;
+        char ts[JOURNAL_TS_MAX], *want = NULL;
+        Journal *j = open_wal();
+
+        n_fdatasync = n_syncfs = 0;
+        fx.n_fsync = 0;
+        ck_assert_int_eq(journal_put_answer(j, result, strlen(result), ts), 0);
+        ck_assert_uint_eq(n_fdatasync, 1);
+        ck_assert_uint_eq(fx.n_fsync, 0);
+        assert_entries_ts(j, "<ts>:result", ts);
+        ck_assert_int_eq(journal_remove(j, ts, false), 0);
+        journal_free(j);
+
+        crash_after(answered, NULL);
+        dir = pathf("plans/%s", ts_a);
+        ck_assert_int_eq(rm_rf(dir), 0);
+        j = open_wal();
+        ck_assert_int_ge(asprintf(&want, "%s:result", ts_a), 0);
+        assert_entries(j, want);
+        free(want);
+        journal_free(j);
+        text = slurp_rel_ts("plans/<ts>/result.json", ts_a);
+        ck_assert_str_eq(text, result);
+}
+END_TEST
+
 static void failed_plan(Journal *j)
 {
         char ts[JOURNAL_TS_MAX];
@@ -610,6 +646,7 @@ static void add_tests(TCase *tc)
         tcase_add_loop_test(tc, test_recovery, 0, N_LOSSES);
         tcase_add_test(tc, test_removed);
         tcase_add_test(tc, test_removed_lost);
+        tcase_add_test(tc, test_answer);
         tcase_add_test(tc, test_undo);
         tcase_add_test(tc, test_half_full);
         tcase_add_test(tc, test_call_flushes);

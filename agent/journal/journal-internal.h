@@ -418,6 +418,7 @@ enum {
         JOURNAL_WAL_REMOVE = 4, /* the entry is removed; see WAL_REMOVE_DONE */
         JOURNAL_WAL_UNDO = 5,   /* 8 bytes, little-endian: the seq of a record whose call failed */
         JOURNAL_WAL_CALL = 6,   /* 8 bytes, little-endian: an offset in `calls`; the bytes there */
+        JOURNAL_WAL_ANSWER = 7, /* the result.json bytes of an entry of nothing else */
 };
 
 /* A REMOVE's payload: nothing (a version before these), or 8 bytes, the

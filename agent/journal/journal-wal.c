@@ -269,6 +269,7 @@ static int replay(Journal *j, WalRecords *rs)
                         e->running = true;
                         break;
                 case JOURNAL_WAL_RESULT:
+                case JOURNAL_WAL_ANSWER: /* an entry of nothing but its result */
                         take(&e->result, &e->result_len, rec);
                         break;
                 case JOURNAL_WAL_CALL:
