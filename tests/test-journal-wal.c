@@ -531,6 +531,44 @@ START_TEST(test_answer)
 }
 END_TEST
 
+static ssize_t full_pwritev(int fd, const struct iovec *iov, int n, off_t off)
+{
+        errno = ENOSPC;
+        return -1;
+}
+
+/* No journal.log, and a disk too full to make it: the journal works
+ * without it, and says why. One that is there but cannot be opened (here
+ * a directory) fails the open: what it holds may be all that is left of
+ * an acked plan. */
+START_TEST(test_log_unmade)
+{
+        static const JournalLogOps full_ops = {.pwritev = full_pwritev};
+        JournalOptions o = JOURNAL_OPTIONS_DEFAULT;
+        _cleanup_free_ char *log = pathf("%s", JOURNAL_LOG_FILE);
+        char ts[JOURNAL_TS_MAX];
+        Journal *j = NULL;
+
+        o.ops = &count_ops;
+        o.wal = true;
+        o.wal_ops = &full_ops;
+        j = open_with(&o);
+        ck_assert_int_eq(journal_open_report(j)->wal_errno, ENOSPC);
+        ck_assert(!exists(JOURNAL_LOG_FILE));
+        ck_assert(!exists("." JOURNAL_LOG_FILE ".tmp"));
+        fx.n_fsync = 0;
+        put_simple(j, ts);
+        ck_assert_uint_eq(fx.n_fsync, 3); /* as without the log */
+        ck_assert_int_eq(journal_checkpoint(j), 0);
+        journal_free(j);
+
+        ck_assert_int_eq(mkdir(log, 0700), 0);
+        o.wal_ops = NULL;
+        ck_assert_int_lt(journal_open(storage, &o, &j), 0);
+        ck_assert_int_eq(rmdir(log), 0);
+}
+END_TEST
+
 static void failed_plan(Journal *j)
 {
         char ts[JOURNAL_TS_MAX];
@@ -647,6 +685,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_removed);
         tcase_add_test(tc, test_removed_lost);
         tcase_add_test(tc, test_answer);
+        tcase_add_test(tc, test_log_unmade);
         tcase_add_test(tc, test_undo);
         tcase_add_test(tc, test_half_full);
         tcase_add_test(tc, test_call_flushes);

@@ -326,6 +326,18 @@ int journal_wal_checkpoint(Journal *j)
         return r;
 }
 
+/* Whether a checkpoint would do anything: records since the last, or a
+ * log that waits for one. Every mirror write has its record. */
+static bool dirty(Journal *j)
+{
+        bool d;
+
+        pthread_mutex_lock(&j->wal_mu);
+        d = journal_log_used(j->wal) > 0 || journal_log_want_checkpoint(j->wal);
+        pthread_mutex_unlock(&j->wal_mu);
+        return d;
+}
+
 static bool want_checkpoint(Journal *j)
 {
         bool want;
@@ -356,11 +368,22 @@ int journal_wal_open(Journal *j, int storage_fd, const JournalLogOps *ops)
         WalRecords rs = {0};
         int r;
 
+        bool missing = faccessat(storage_fd, JOURNAL_LOG_FILE, F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+                       errno == ENOENT;
+
         r = journal_log_key(j, &j->wal_key);
         if (r < 0)
                 return r;
         r = journal_log_open(storage_fd, j->wal_key, &o, wal_collect, &rs, &j->wal);
-        if (r == 0) {
+        if (r < 0 && r != -ENOMEM && missing) {
+                /* No record to replay, and none lost: the journal works
+                 * as without the log (docs/journal.md). */
+                j->report.wal_errno = -r;
+                j->wal = NULL;
+                journal_calls_key_free(j->wal_key);
+                j->wal_key = NULL;
+                r = 0;
+        } else if (r == 0) {
                 j->report.wal_reset = journal_log_report(j->wal)->reset;
                 j->report.n_wal_records = (unsigned)rs.n;
                 r = replay(j, &rs);
@@ -411,7 +434,7 @@ void journal_wal_close(Journal *j)
 {
         /* A stopped agent leaves its log empty and plans/ durable, which
          * an earlier version or the reference reads after a downgrade. */
-        if (j->wal && j->wal_ready)
+        if (j->wal && j->wal_ready && dirty(j))
                 (void)journal_wal_checkpoint(j);
         journal_log_free(j->wal);
         journal_calls_key_free(j->wal_key);
@@ -492,7 +515,7 @@ int journal_checkpoint(Journal *j)
         int r = 0;
 
         pthread_mutex_lock(&j->io);
-        if (j->wal && j->wal_ready)
+        if (j->wal && j->wal_ready && dirty(j))
                 r = journal_wal_checkpoint(j);
         pthread_mutex_unlock(&j->io);
         return r;
