@@ -578,7 +578,7 @@ int journal_remove(Journal *j, const char *ts, bool record)
         _cleanup_free_ char *text = NULL;
         size_t text_len = 0;
         bool late = false, wal_done = false;
-        int64_t time = journal_done_now(j);
+        int64_t time = 0;
         char name[65] = "";
         JournalIndexEntry *e;
         struct stat st;
@@ -612,6 +612,8 @@ int journal_remove(Journal *j, const char *ts, bool record)
                 while (journal_reserve_retry(j, r));
         if (r == 0 && record)
                 r = remove_record(j, ts, e, name, &text, &text_len);
+        if (text)
+                time = journal_done_now(j);
         /* With the log, REMOVE carries the done record too, and the
          * append is mirror; one too large for a record is flushed. */
         wal_done = j->wal && text && text_len <= journal_wal_max(j) - WAL_REMOVE_DONE;
