@@ -8,6 +8,7 @@
 #include "test-journal.h"
 #include "test-journal-main.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 
@@ -243,6 +244,41 @@ START_TEST(test_call_flushes)
         again = slurp_rel_ts("plans/<ts>/calls", ts);
         ck_assert_str_eq(again, calls);
         ck_assert_uint_eq(calls_records(j, ts), 2);
+        journal_free(j);
+}
+END_TEST
+
+/* The plan thread's call log against the journal's own calls and its
+ * checkpoints, at the same time: neither waits for the other forever,
+ * and every record is in `calls` after the checkpoints. */
+static Journal *shared_journal;
+
+static void *calls_thread(void *userdata)
+{
+        for (int i = 0; i < 100; i++)
+                if (log_call(shared_journal, userdata, i) < 0)
+                        return (void *)1;
+        return NULL;
+}
+
+START_TEST(test_call_concurrent)
+{
+        Journal *j = open_wal();
+        char ts[JOURNAL_TS_MAX], other[JOURNAL_TS_MAX];
+        pthread_t t;
+        void *ret = NULL;
+
+        put_stamped(j, ts, 5);
+        shared_journal = j;
+        ck_assert_int_eq(pthread_create(&t, NULL, calls_thread, ts), 0);
+        for (int i = 0; i < 100; i++) {
+                put_simple(j, other);
+                ck_assert_int_eq(journal_remove(j, other, false), 0);
+                ck_assert_int_eq(journal_checkpoint(j), 0);
+        }
+        ck_assert_int_eq(pthread_join(t, &ret), 0);
+        ck_assert_ptr_null(ret);
+        ck_assert_uint_eq(calls_records(j, ts), 200);
         journal_free(j);
 }
 END_TEST
@@ -659,6 +695,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_half_full);
         tcase_add_test(tc, test_call_flushes);
         tcase_add_loop_test(tc, test_call_recovery, 0, N_CALLS_LOSSES);
+        tcase_add_test(tc, test_call_concurrent);
 }
 
 int main(void)
