@@ -233,6 +233,31 @@ START_TEST(test_call_flushes)
         ck_assert_uint_eq(n_syncfs, 0);
         ck_assert_uint_eq(calls_records(j, ts), 2);
 
+        /* A drawn value too large for a record (a file the Body read) is
+         * written into `calls` and flushed there: durable by itself. */
+        {
+                _cleanup_free_ char *dir = pathf("plans/%s", ts), *error = NULL;
+                size_t big = (size_t)3 << 20;
+                _cleanup_free_ char *text = malloc(big + 1);
+                JournalCallsKey *key = NULL;
+                JournalCalls *c = NULL;
+                json_t *v;
+
+                memset(text, 'v', big);
+                text[big] = '\0';
+                v = json_pack("{ss ss}", "kind", "file", "value", text);
+                ck_assert_int_eq(journal_calls_key(j, ts, &key), 0);
+                ck_assert_int_eq(journal_calls_open(dir, key, &c, &error), 0);
+                n_fdatasync = n_calls_fdatasync = 0;
+                ck_assert_int_eq(journal_calls_append(c, JOURNAL_CALL_VALUE, v, false), 0);
+                ck_assert_uint_eq(n_fdatasync, 0);
+                ck_assert_uint_eq(n_calls_fdatasync, 1);
+                journal_calls_free(c);
+                journal_calls_key_free(key);
+                json_decref(v);
+        }
+        ck_assert_uint_eq(calls_records(j, ts), 3);
+
         /* A failed write of `calls` after its record: undone, and the
          * record never replayed. */
         fail_calls_write = true;
@@ -243,7 +268,7 @@ START_TEST(test_call_flushes)
         j = open_wal();
         again = slurp_rel_ts("plans/<ts>/calls", ts);
         ck_assert_str_eq(again, calls);
-        ck_assert_uint_eq(calls_records(j, ts), 2);
+        ck_assert_uint_eq(calls_records(j, ts), 3);
         journal_free(j);
 }
 END_TEST
