@@ -855,6 +855,58 @@ START_TEST(test_cancel_unsigned_rejected)
 }
 END_TEST
 
+/* The write-ahead log's checkpoints (syncfs() of the storage), and
+ * whether one ran on the loop's thread. */
+static unsigned n_syncfs;
+static bool syncfs_on_loop;
+static uv_thread_t loop_thread;
+
+static int counting_syncfs(int fd)
+{
+        uv_thread_t self = uv_thread_self();
+
+        if (uv_thread_equal(&self, &loop_thread))
+                syncfs_on_loop = true;
+        __atomic_add_fetch(&n_syncfs, 1, __ATOMIC_SEQ_CST);
+        return syncfs(fd);
+}
+
+static bool checkpointed(void)
+{
+        return __atomic_load_n(&n_syncfs, __ATOMIC_SEQ_CST) >= 2 && nothing_in_flight();
+}
+
+/* With the write-ahead log, a moment after the last removal the log is
+ * checkpointed on the thread pool: the next burst finds it empty. */
+START_TEST(test_checkpoint_when_idle)
+{
+        static const JournalOps ops = {.syncfs = counting_syncfs};
+        JournalOptions o = JOURNAL_OPTIONS_DEFAULT;
+        uint64_t start;
+
+        o.ops = &ops;
+        o.wal = true;
+        journal_free(d.journal);
+        ck_assert_int_eq(journal_open(storage, &o, &d.journal), 0);
+        cfg->agent.journal_log = true;
+        ck_assert_uint_eq(n_syncfs, 1); /* the open's */
+        loop_thread = uv_thread_self();
+        connect_ready();
+        deliver_quick("a");
+        run_until(published_1, "a result is published");
+        confirm(1, TRANSPORT_CONFIRM_ACK);
+        run_until(settled_empty, "the result is removed");
+        start = uv_now(&loop);
+        ck_assert_uint_eq(n_syncfs, 1);
+        run_until(checkpointed, "the log is checkpointed");
+        ck_assert_uint_ge(uv_now(&loop) - start, 900);
+        ck_assert(!syncfs_on_loop);
+        ck_assert_uint_eq(n_syncfs, 2);
+        ck_assert_int_eq(journal_checkpoint(d.journal), 0); /* nothing new: no syncfs() */
+        ck_assert_uint_eq(n_syncfs, 2);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_roundtrip);
@@ -872,6 +924,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_cancel_while_checking);
         tcase_add_test(tc, test_cancel_changes_nothing);
         tcase_add_test(tc, test_cancel_unsigned_rejected);
+        tcase_add_test(tc, test_checkpoint_when_idle);
 }
 
 int main(void)

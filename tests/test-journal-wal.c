@@ -8,13 +8,14 @@
 #include "test-journal.h"
 #include "test-journal-main.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 
 #include "journal/journal-log.h"
 
-static unsigned n_fdatasync, n_syncfs;
-static bool fail_plan_rename;
+static unsigned n_fdatasync, n_syncfs, n_calls_fdatasync;
+static bool fail_plan_rename, fail_calls_write;
 
 static int c_fdatasync(int fd)
 {
@@ -45,10 +46,28 @@ static int c_renameat(int olddirfd, const char *oldpath, int newdirfd, const cha
         return renameat(olddirfd, oldpath, newdirfd, newpath);
 }
 
+/* The call log's flushes (the journal flushes nothing else so). */
+static int c_calls_fdatasync(int fd)
+{
+        n_calls_fdatasync++;
+        return fdatasync(fd);
+}
+
+static ssize_t c_pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+        if (fail_calls_write) {
+                errno = ENOSPC;
+                return -1;
+        }
+        return pwrite(fd, buf, n, off);
+}
+
 static const JournalOps count_ops = {
         .fsync = c_fsync,
         .syncfs = c_syncfs,
         .renameat = c_renameat,
+        .fdatasync = c_calls_fdatasync,
+        .pwrite = c_pwrite,
 };
 
 static Journal *open_wal(void)
@@ -139,6 +158,152 @@ START_TEST(test_flushes)
         ck_assert_str_eq(plan2, "{\"Data\": \"eyJTdGFtcCI6IDZ9\", \"Signature\": \"\", \"ID\": "
                                 "\"id\", \"ReplyTo\": null}");
         ck_assert_str_eq(res, res2);
+        journal_free(j);
+
+        /* The removal: its REMOVE, flushed, carries the done record and
+         * the stamp, which are written without a flush. */
+        j = open_wal();
+        n_fdatasync = n_syncfs = 0;
+        fx.n_fsync = 0;
+        ck_assert_int_eq(journal_remove(j, ts, true), 0);
+        ck_assert_uint_eq(n_fdatasync, 1);
+        ck_assert_uint_eq(fx.n_fsync, 0);
+        ck_assert_uint_eq(n_syncfs, 0);
+        journal_free(j);
+}
+END_TEST
+
+/* A script call as the runner logs it: its start (flushed) and its end
+ * (not), on entry ts's call log. */
+static int log_call(Journal *j, const char *ts, int i)
+{
+        _cleanup_free_ char *dir = pathf("plans/%s", ts), *error = NULL;
+        JournalCallsKey *key = NULL;
+        JournalCalls *c = NULL;
+        json_t *start = json_pack("{si ss}", "call", i, "name", "c");
+        json_t *end = json_pack("{si s{si}}", "call", i, "result", "exitCode", 0);
+        int r = journal_calls_key(j, ts, &key);
+
+        if (r == 0)
+                r = journal_calls_open(dir, key, &c, &error);
+        if (r == 0)
+                r = journal_calls_append(c, JOURNAL_CALL_START, start, true);
+        if (r == 0)
+                r = journal_calls_append(c, JOURNAL_CALL_END, end, false);
+        journal_calls_free(c);
+        journal_calls_key_free(key);
+        json_decref(start);
+        json_decref(end);
+        return r;
+}
+
+/* The records entry ts's call log reads as, at the plan's next start. */
+static size_t calls_records(Journal *j, const char *ts)
+{
+        _cleanup_free_ char *dir = pathf("plans/%s", ts), *error = NULL;
+        JournalCallsKey *key = NULL;
+        JournalCalls *c = NULL;
+        size_t n;
+
+        ck_assert_int_eq(journal_calls_key(j, ts, &key), 0);
+        ck_assert_int_eq(journal_calls_open(dir, key, &c, &error), 0);
+        n = journal_calls_count(c);
+        journal_calls_free(c);
+        journal_calls_key_free(key);
+        return n;
+}
+
+/* A trivial plan with one script call: the call log's records go
+ * through journal.log too (its start's flushed, its end's not), and
+ * `calls` is written without a flush. */
+START_TEST(test_call_flushes)
+{
+        Journal *j = open_wal();
+        char ts[JOURNAL_TS_MAX];
+        _cleanup_free_ char *calls = NULL, *again = NULL;
+
+        n_fdatasync = n_syncfs = n_calls_fdatasync = 0;
+        fx.n_fsync = 0;
+        put_stamped(j, ts, 5);
+        ck_assert_int_eq(log_call(j, ts, 0), 0);
+        ck_assert_int_eq(journal_put_result(j, ts, result, strlen(result), NULL), 0);
+        ck_assert_uint_eq(n_fdatasync, 4); /* PLAN, BEGIN, CALL (start), RESULT */
+        ck_assert_uint_eq(n_calls_fdatasync, 0);
+        ck_assert_uint_eq(fx.n_fsync, 0);
+        ck_assert_uint_eq(n_syncfs, 0);
+        ck_assert_uint_eq(calls_records(j, ts), 2);
+
+        /* A drawn value too large for a record (a file the Body read) is
+         * written into `calls` and flushed there: durable by itself. */
+        {
+                _cleanup_free_ char *dir = pathf("plans/%s", ts), *error = NULL;
+                size_t big = (size_t)3 << 20;
+                _cleanup_free_ char *text = malloc(big + 1);
+                JournalCallsKey *key = NULL;
+                JournalCalls *c = NULL;
+                json_t *v;
+
+                memset(text, 'v', big);
+                text[big] = '\0';
+                v = json_pack("{ss ss}", "kind", "file", "value", text);
+                ck_assert_int_eq(journal_calls_key(j, ts, &key), 0);
+                ck_assert_int_eq(journal_calls_open(dir, key, &c, &error), 0);
+                n_fdatasync = n_calls_fdatasync = 0;
+                ck_assert_int_eq(journal_calls_append(c, JOURNAL_CALL_VALUE, v, false), 0);
+                ck_assert_uint_eq(n_fdatasync, 0);
+                ck_assert_uint_eq(n_calls_fdatasync, 1);
+                journal_calls_free(c);
+                journal_calls_key_free(key);
+                json_decref(v);
+        }
+        ck_assert_uint_eq(calls_records(j, ts), 3);
+
+        /* A failed write of `calls` after its record: undone, and the
+         * record never replayed. */
+        fail_calls_write = true;
+        ck_assert_int_eq(log_call(j, ts, 1), -ENOSPC);
+        fail_calls_write = false;
+        calls = slurp_rel_ts("plans/<ts>/calls", ts);
+        journal_free(j);
+        j = open_wal();
+        again = slurp_rel_ts("plans/<ts>/calls", ts);
+        ck_assert_str_eq(again, calls);
+        ck_assert_uint_eq(calls_records(j, ts), 3);
+        journal_free(j);
+}
+END_TEST
+
+/* The plan thread's call log against the journal's own calls and its
+ * checkpoints, at the same time: neither waits for the other forever,
+ * and every record is in `calls` after the checkpoints. */
+static Journal *shared_journal;
+
+static void *calls_thread(void *userdata)
+{
+        for (int i = 0; i < 100; i++)
+                if (log_call(shared_journal, userdata, i) < 0)
+                        return (void *)1;
+        return NULL;
+}
+
+START_TEST(test_call_concurrent)
+{
+        Journal *j = open_wal();
+        char ts[JOURNAL_TS_MAX], other[JOURNAL_TS_MAX];
+        pthread_t t;
+        void *ret = NULL;
+
+        put_stamped(j, ts, 5);
+        shared_journal = j;
+        ck_assert_int_eq(pthread_create(&t, NULL, calls_thread, ts), 0);
+        for (int i = 0; i < 100; i++) {
+                put_simple(j, other);
+                ck_assert_int_eq(journal_remove(j, other, false), 0);
+                ck_assert_int_eq(journal_checkpoint(j), 0);
+        }
+        ck_assert_int_eq(pthread_join(t, &ret), 0);
+        ck_assert_ptr_null(ret);
+        ck_assert_uint_eq(calls_records(j, ts), 200);
         journal_free(j);
 }
 END_TEST
@@ -303,35 +468,135 @@ START_TEST(test_recovery)
 }
 END_TEST
 
-static void answered_and_removed(Journal *j)
+static void stamped_and_removed(Journal *j)
 {
-        if (journal_put_plan(j, "{}", 2, NULL, 0, "a", NULL, ts_a) < 0 ||
-            journal_begin(j, ts_a, NULL) != 0 ||
+        json_t *nine = json_integer(9);
+
+        if (journal_put_plan(j, "{\"Stamp\": 9}", 12, NULL, 0, "a", NULL, ts_a) < 0 ||
+            journal_begin(j, ts_a, nine) != 0 ||
             journal_put_result(j, ts_a, result, strlen(result), NULL) < 0 ||
             journal_remove(j, ts_a, true) < 0)
                 _exit(1);
+        json_decref(nine);
 }
 
-/* A removal that the disk lost, the log has: done again. */
+/* A removal that the disk lost, the log has: done again. With _i, the
+ * power loss took the done record's append and the stamp file's too
+ * (neither flushed): the REMOVE holds both. */
 START_TEST(test_removed)
 {
-        _cleanup_free_ char *dir = NULL, *text = NULL;
+        _cleanup_free_ char *dir = NULL, *text = NULL, *records = pathf("plans/done/records"),
+                            *stamp = pathf("plans/stamp");
         json_t *id = json_string("id"); /* the result's SourceID */
+        struct stat st;
+        off_t durable;
         Journal *j;
 
-        crash_after(answered_and_removed, NULL);
+        journal_free(open_wal());
+        ck_assert_int_eq(stat(records, &st), 0);
+        durable = st.st_size;
+        crash_after(stamped_and_removed, NULL);
+        ck_assert_int_eq(stat(records, &st), 0);
+        ck_assert_int_gt(st.st_size, durable);
+        if (_i) {
+                ck_assert_int_eq(truncate(records, durable), 0);
+                ck_assert_int_eq(unlink(stamp), 0);
+        }
         dir = pathf("plans/%s", ts_a);
         ck_assert_int_eq(mkdir(dir, 0700), 0);
         free(dir);
         dir = expand("plans/<ts>/result.json", ts_a);
         put_file(dir, result);
+
         j = open_wal();
         ck_assert(!exists_ts("plans/<ts>", ts_a));
         assert_entries(j, "");
+        ck_assert_int_eq(journal_last_stamp(j), 9);
         ck_assert_int_eq(journal_done_lookup(j, id, &text), 1);
         ck_assert_str_eq(text, result);
         journal_free(j);
+        /* Made durable, and read so without the log. */
+        j = open_with(NULL);
+        ck_assert_int_eq(journal_last_stamp(j), 9);
+        free(text);
+        text = NULL;
+        ck_assert_int_eq(journal_done_lookup(j, id, &text), 1);
+        journal_free(j);
         json_decref(id);
+}
+END_TEST
+
+static void answered(Journal *j)
+{
+        if (journal_put_answer(j, result, strlen(result), ts_a) < 0)
+                _exit(1);
+}
+
+/* An answer without a plan: one fdatasync() of journal.log, and an entry
+ * that a power loss took is made again from its ANSWER. */
+START_TEST(test_answer)
+{
+        _cleanup_free_ char *dir = NULL, *text = NULL;
+        char ts[JOURNAL_TS_MAX], *want = NULL;
+        Journal *j = open_wal();
+
+        n_fdatasync = n_syncfs = 0;
+        fx.n_fsync = 0;
+        ck_assert_int_eq(journal_put_answer(j, result, strlen(result), ts), 0);
+        ck_assert_uint_eq(n_fdatasync, 1);
+        ck_assert_uint_eq(fx.n_fsync, 0);
+        assert_entries_ts(j, "<ts>:result", ts);
+        ck_assert_int_eq(journal_remove(j, ts, false), 0);
+        journal_free(j);
+
+        crash_after(answered, NULL);
+        dir = pathf("plans/%s", ts_a);
+        ck_assert_int_eq(rm_rf(dir), 0);
+        j = open_wal();
+        ck_assert_int_ge(asprintf(&want, "%s:result", ts_a), 0);
+        assert_entries(j, want);
+        free(want);
+        journal_free(j);
+        text = slurp_rel_ts("plans/<ts>/result.json", ts_a);
+        ck_assert_str_eq(text, result);
+}
+END_TEST
+
+static ssize_t full_pwritev(int fd, const struct iovec *iov, int n, off_t off)
+{
+        errno = ENOSPC;
+        return -1;
+}
+
+/* No journal.log, and a disk too full to make it: the journal works
+ * without it, and says why. One that is there but cannot be opened (here
+ * a directory) fails the open: what it holds may be all that is left of
+ * an acked plan. */
+START_TEST(test_log_unmade)
+{
+        static const JournalLogOps full_ops = {.pwritev = full_pwritev};
+        JournalOptions o = JOURNAL_OPTIONS_DEFAULT;
+        _cleanup_free_ char *log = pathf("%s", JOURNAL_LOG_FILE);
+        char ts[JOURNAL_TS_MAX];
+        Journal *j = NULL;
+
+        o.ops = &count_ops;
+        o.wal = true;
+        o.wal_ops = &full_ops;
+        j = open_with(&o);
+        ck_assert_int_eq(journal_open_report(j)->wal_errno, ENOSPC);
+        ck_assert(!exists(JOURNAL_LOG_FILE));
+        ck_assert(!exists("." JOURNAL_LOG_FILE ".tmp"));
+        fx.n_fsync = 0;
+        put_simple(j, ts);
+        ck_assert_uint_eq(fx.n_fsync, 3); /* as without the log */
+        ck_assert_int_eq(journal_checkpoint(j), 0);
+        journal_free(j);
+
+        ck_assert_int_eq(mkdir(log, 0700), 0);
+        o.wal_ops = NULL;
+        ck_assert_int_lt(journal_open(storage, &o, &j), 0);
+        ck_assert_int_eq(rmdir(log), 0);
 }
 END_TEST
 
@@ -388,14 +653,74 @@ START_TEST(test_half_full)
 }
 END_TEST
 
+static void two_calls(Journal *j)
+{
+        if (journal_put_plan(j, "{}", 2, NULL, 0, "a", NULL, ts_a) < 0 ||
+            journal_begin(j, ts_a, NULL) != 0 || log_call(j, ts_a, 0) < 0 ||
+            log_call(j, ts_a, 1) < 0)
+                _exit(1);
+}
+
+/* What a power loss may leave of `calls`, written without a flush: the
+ * open gives it the bytes of every record the log holds, and keeps what
+ * a longer file holds after them (records not flushed whose CALL the
+ * power loss took: the call log checks itself). */
+enum { CALLS_GONE, CALLS_HALF, CALLS_ZEROS, CALLS_LONGER, N_CALLS_LOSSES };
+
+START_TEST(test_call_recovery)
+{
+        _cleanup_free_ char *calls = NULL, *after = NULL, *path = NULL;
+        Journal *j;
+
+        crash_after(two_calls, NULL);
+        ck_assert_uint_eq(log_records(), 6);
+        calls = slurp_rel_ts("plans/<ts>/calls", ts_a);
+        path = expand("plans/<ts>/calls", ts_a);
+        switch (_i) {
+        case CALLS_GONE:
+                unlink_rel_ts("plans/<ts>/calls", ts_a);
+                break;
+        case CALLS_HALF:
+        case CALLS_ZEROS:
+                tear("plans/<ts>/calls", ts_a, _i == CALLS_ZEROS);
+                break;
+        case CALLS_LONGER: {
+                _cleanup_free_ char *full = pathf("%s", path);
+                FILE *f = fopen(full, "a");
+
+                ck_assert_ptr_nonnull(f);
+                fputs("V 4 2 ", f);
+                fclose(f);
+                break;
+        }
+        }
+        j = open_wal();
+        after = slurp_rel_ts("plans/<ts>/calls", ts_a);
+        if (_i == CALLS_LONGER) {
+                ck_assert_uint_eq(strlen(after), strlen(calls) + 6);
+                ck_assert(strncmp(after, calls, strlen(calls)) == 0);
+        } else {
+                ck_assert_str_eq(after, calls);
+        }
+        /* The torn tail is cut at the plan's start, as always. */
+        ck_assert_uint_eq(calls_records(j, ts_a), 4);
+        journal_free(j);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_off_by_default);
         tcase_add_test(tc, test_flushes);
         tcase_add_loop_test(tc, test_recovery, 0, N_LOSSES);
-        tcase_add_test(tc, test_removed);
+        tcase_add_loop_test(tc, test_removed, 0, 2);
+        tcase_add_test(tc, test_answer);
+        tcase_add_test(tc, test_log_unmade);
         tcase_add_test(tc, test_undo);
         tcase_add_test(tc, test_half_full);
+        tcase_add_test(tc, test_call_flushes);
+        tcase_add_loop_test(tc, test_call_recovery, 0, N_CALLS_LOSSES);
+        tcase_add_test(tc, test_call_concurrent);
 }
 
 int main(void)

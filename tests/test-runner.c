@@ -379,14 +379,26 @@ int fdatasync(int fd)
         return (int)syscall(SYS_fdatasync, fd);
 }
 
+/* A journal with the write-ahead log whose entry wal_ts the plan runs
+ * from, as the daemon hands it (NULL: "entry", of entry_key()). */
+static Journal *wal_journal;
+static char wal_ts[JOURNAL_TS_MAX];
+
 static json_t *run_durable_plan(const char *text)
 {
         char dir[128];
+        JournalCallsKey *key = NULL;
         _cleanup_json_ json_t *plan = json_loads(text, 0, NULL);
 
         ck_assert_ptr_nonnull(plan);
         snprintf(dir, sizeof(dir), "%s/entry", fx.storage);
-        ck_assert_int_eq(runner_set_call_log(fx.runner, dir, entry_key()), 0);
+        if (wal_journal) {
+                snprintf(dir, sizeof(dir), "%s/plans/%s", fx.storage, wal_ts);
+                ck_assert_int_eq(journal_calls_key(wal_journal, wal_ts, &key), 0);
+        } else {
+                key = entry_key();
+        }
+        ck_assert_int_eq(runner_set_call_log(fx.runner, dir, key), 0);
         ck_assert_int_eq(runner_start(fx.runner, plan, NULL, NULL, on_durable_done, NULL), 0);
         ck_assert_int_eq(uv_run(&fx.loop, UV_RUN_DEFAULT), 0);
         ck_assert_ptr_nonnull(durable_result);
@@ -450,8 +462,8 @@ static void durable_teardown(void)
 
         json_decref(durable_result);
         durable_result = NULL;
-        for (const char *const *n =
-                     (const char *const[]){"entry/calls", "input", "count", "boot", NULL};
+        for (const char *const *n = (const char *const[]){"entry/calls", "input", "count", "boot",
+                                                          "journal.log", NULL};
              *n; n++) {
                 snprintf(path, sizeof(path), "%s/%s", fx.storage, *n);
                 (void)unlink(path);
@@ -624,6 +636,47 @@ START_TEST(test_durable_power_loss)
         else
                 ck_assert_uint_eq(json_array_size(body), (size_t)loss_cases[_i].calls);
         ck_assert_int_eq(starts(), loss_cases[_i].calls);
+        durable_teardown();
+}
+END_TEST
+
+/* With the journal's write-ahead log: the call log's records go through
+ * journal.log and `calls` is never flushed; after a crash (journal.log as
+ * the agent left it, without the checkpoint of a clean stop) whose power
+ * loss took `calls`, the open gives it back from the log, and the plan
+ * resumes whole: no call runs again, the Body gets what it got. */
+START_TEST(test_durable_wal)
+{
+        JournalOptions o = JOURNAL_OPTIONS_DEFAULT;
+        _cleanup_free_ char *first = NULL, *second = NULL, *log = NULL;
+        char path[256];
+        size_t log_len = 0;
+        FILE *f;
+
+        o.wal = true;
+        ck_assert_int_eq(journal_open(fx.storage, &o, &wal_journal), 0);
+        ck_assert_int_eq(journal_put_plan(wal_journal, "{}", 2, NULL, 0, "d", NULL, wal_ts), 0);
+        first = json_dumps(run_calls(3, false), JSON_COMPACT);
+        ck_assert_int_eq(json_integer_value(json_object_get(durable_result, "ErrorCode")), 0);
+        ck_assert_uint_eq(calls_flushes, 0);
+        snprintf(path, sizeof(path), "%s/journal.log", fx.storage);
+        ck_assert_int_eq(file_read_all(path, 16 << 20, &log, &log_len), 0);
+        journal_free(wal_journal);
+        f = fopen(path, "r+");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_uint_eq(fwrite(log, 1, log_len, f), log_len);
+        fclose(f);
+        snprintf(path, sizeof(path), "%s/plans/%s/calls", fx.storage, wal_ts);
+        ck_assert_int_eq(unlink(path), 0);
+
+        ck_assert_int_eq(journal_open(fx.storage, &o, &wal_journal), 0);
+        /* PLAN, the hash key drawn, each call's start and end. */
+        ck_assert_uint_eq(journal_open_report(wal_journal)->n_wal_records, 8);
+        second = json_dumps(run_calls(3, false), JSON_COMPACT);
+        ck_assert_int_eq(json_integer_value(json_object_get(durable_result, "ErrorCode")), 0);
+        ck_assert_str_eq(second, first);
+        ck_assert_int_eq(starts(), 3);
+        wal_journal = journal_free(wal_journal);
         durable_teardown();
 }
 END_TEST
@@ -853,6 +906,7 @@ static void add_tests(TCase *tc)
         tcase_add_loop_test(tc, test_durable_flushes, 0, (int)ELEMENTSOF(flush_cases));
         tcase_add_loop_test(tc, test_durable_power_loss, 0, (int)ELEMENTSOF(loss_cases));
         tcase_add_loop_test(tc, test_durable_every_prefix, 0, 2);
+        tcase_add_test(tc, test_durable_wal);
         tcase_add_test(tc, test_cancel_after_result);
         tcase_add_loop_test(tc, test_durable_planted, 0, 2);
         tcase_add_test(tc, test_run_command);

@@ -113,9 +113,10 @@ typedef struct Daemon {
         uv_signal_t sigint;
         uv_signal_t sighup;
         DaemonWatchdog watchdog;
-        uv_timer_t retry; /* re-runs the pump after a disk error or a nacked result */
-        uv_timer_t trim;  /* gives the heap's free memory back once idle (daemon-pump.c) */
-        uv_timer_t space; /* looks for room again while the storage is full (daemon-space.c) */
+        uv_timer_t retry;      /* re-runs the pump after a disk error or a nacked result */
+        uv_timer_t trim;       /* gives the heap's free memory back once idle (daemon-pump.c) */
+        uv_timer_t space;      /* looks for room again while the storage is full (daemon-space.c) */
+        uv_timer_t checkpoint; /* the log's checkpoint once idle (daemon-checkpoint.c) */
 
         /* The storage was full: a plan could not be stored and was
          * answered with ErrorCode 104 instead (or not even that). Cleared
@@ -196,6 +197,13 @@ void daemon_space_checked(Daemon *d, struct DaemonWork *w);
 /* A plan was stored: the condition may be over. */
 void daemon_space_stored(Daemon *d);
 void daemon_status_idle(Daemon *d);
+
+/* daemon-checkpoint.c: the write-ahead log's checkpoint.
+ * daemon_checkpoint_later(): a removal is done; checkpoint once the agent
+ * has been idle for a moment. daemon_checkpoint_log(): log the outcome rc
+ * of journal_checkpoint() (a failure is a warning). */
+void daemon_checkpoint_later(Daemon *d);
+void daemon_checkpoint_log(int rc);
 
 /* daemon-crash.c: the MURANOAGENT_CRASH_AT=POINT[:N] and
  * MURANOAGENT_STOP_AT=POINT[:N] test hooks, off unless the variables are

@@ -367,6 +367,7 @@ static void after_work(uv_work_t *req, int status)
         case WORK_DROP:
                 after_drop(d, w);
                 daemon_work_free(w);
+                daemon_checkpoint_later(d);
                 break;
         case WORK_SPACE:
                 daemon_space_checked(d, w);
@@ -383,6 +384,11 @@ static void after_work(uv_work_t *req, int status)
                 daemon_work_free(w);
                 pub_lane_free(d);
                 daemon_pump(d);
+                daemon_checkpoint_later(d);
+                break;
+        case WORK_CHECKPOINT:
+                daemon_checkpoint_log(w->rc);
+                daemon_work_free(w);
                 break;
         default:
                 daemon_work_free(w);

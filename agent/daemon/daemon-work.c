@@ -442,6 +442,9 @@ void daemon_work_run(uv_work_t *req)
         case WORK_CANCEL:
                 daemon_cancel_work(w);
                 break;
+        case WORK_CHECKPOINT:
+                w->rc = journal_checkpoint(w->d->journal);
+                break;
         default:
                 break;
         }

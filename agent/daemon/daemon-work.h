@@ -24,6 +24,7 @@ typedef enum WorkKind {
         WORK_DROP,        /* an entry that goes without a record: journal_remove */
         WORK_SPACE,       /* the storage was full: journal_space, has room come back? */
         WORK_CANCEL,      /* a cancel request: find the queued plan, answer it */
+        WORK_CHECKPOINT,  /* idle: journal_checkpoint */
 } WorkKind;
 
 typedef enum WorkOutcome {

@@ -119,6 +119,7 @@ static void close_handles(Daemon *d)
         uv_close((uv_handle_t *)&d->retry, NULL);
         uv_close((uv_handle_t *)&d->trim, NULL);
         uv_close((uv_handle_t *)&d->space, NULL);
+        uv_close((uv_handle_t *)&d->checkpoint, NULL);
         runner_free(d->runner);
         d->runner = NULL;
 }
@@ -287,8 +288,9 @@ void daemon_begin(Daemon *d)
         uv_timer_init(d->loop, &d->retry);
         uv_timer_init(d->loop, &d->trim);
         uv_timer_init(d->loop, &d->space);
+        uv_timer_init(d->loop, &d->checkpoint);
         d->sigterm.data = d->sigint.data = d->sighup.data = d->retry.data = d;
-        d->trim.data = d->space.data = d;
+        d->trim.data = d->space.data = d->checkpoint.data = d;
         uv_signal_start(&d->sigterm, on_signal, SIGTERM);
         uv_signal_start(&d->sigint, on_signal, SIGINT);
         uv_signal_start(&d->sighup, on_signal, SIGHUP);
@@ -380,6 +382,11 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
                             "journal: %s/journal.log could not be read (damaged, or written "
                             "under another key) and was begun afresh; what only it held is lost",
                             cfg->storage);
+        if (rep->wal_errno)
+                log_warning(NULL,
+                            "journal: cannot make %s/journal.log: %s; the journal works "
+                            "without its write-ahead log (each call flushes its own files)",
+                            cfg->storage, strerror(rep->wal_errno));
         if (rep->n_wal_records)
                 log_info(NULL, "journal: %u record(s) of %s/journal.log replayed into plans/",
                          rep->n_wal_records, cfg->storage);
@@ -445,6 +452,11 @@ int daemon_run(const Config *cfg, const char *const *config_paths)
         transport_free(d.transport);
         daemon_work_free_all(&d);
         daemon_cancel_free_all(&d);
+        /* A clean stop leaves the log empty and plans/ durable (off the
+         * loop, which has ended); journal_free() would make it too, but
+         * says nothing of a failure. */
+        if (d.journal)
+                daemon_checkpoint_log(journal_checkpoint(d.journal));
         journal_free(d.journal);
         signature_key_free(d.key);
         free(d.lost_reason);

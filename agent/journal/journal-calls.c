@@ -2,6 +2,7 @@
  * the runner asks, read back and checked when the plan resumes
  * (journal-calls.h). */
 #include "journal/journal-calls.h"
+#include "journal/journal-internal.h"
 #include "journal/journal.h"
 
 #include <errno.h>
@@ -242,6 +243,44 @@ size_t journal_calls_cut(const JournalCalls *c)
         return c->cut;
 }
 
+typedef struct Mirror {
+        JournalCalls *c;
+        const char *rec;
+        size_t len;
+} Mirror;
+
+static int mirror_write(void *userdata)
+{
+        Mirror *m = userdata;
+
+        return journal_pwrite_all(m->c->ops, m->c->fd, m->rec, m->len, m->c->size);
+}
+
+/* Write rec at the log's end: through the journal's write-ahead log when
+ * the key has one (its CALL record flushed with sync, the file then
+ * written without a flush: it is the log's mirror), else into the file,
+ * fdatasync'd with sync. A record too large for the write-ahead log is
+ * written into the file and flushed: it is durable by itself. Returns 0
+ * or -errno. */
+static int append_bytes(JournalCalls *c, const char *rec, size_t len, bool sync)
+{
+        const char *ts;
+        Journal *j = journal_calls_key_wal(c->key, &ts);
+        Mirror m = {c, rec, len};
+        int r;
+
+        if (j) {
+                r = journal_wal_call(j, ts, (uint64_t)c->size, rec, len, sync, mirror_write, &m);
+                if (r <= 0)
+                        return r;
+                sync = true;
+        }
+        r = mirror_write(&m);
+        if (r == 0 && sync && c->ops->fdatasync(c->fd) < 0)
+                r = -errno;
+        return r;
+}
+
 int journal_calls_append(JournalCalls *c, char kind, const json_t *data, bool sync)
 {
         _cleanup_free_ char *payload = json_dumps(data, JSON_COMPACT | JSON_ENCODE_ANY);
@@ -270,20 +309,9 @@ int journal_calls_append(JournalCalls *c, char kind, const json_t *data, bool sy
                 json_decref(copy);
                 return -ENOMEM;
         }
-        for (size_t done = 0; done < rlen;) {
-                ssize_t k = c->ops->pwrite(c->fd, rec + done, rlen - done, c->size + (off_t)done);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0) {
-                        r = k < 0 ? -errno : -EIO;
-                        goto undo;
-                }
-                done += (size_t)k;
-        }
-        if (sync && c->ops->fdatasync(c->fd) < 0) {
-                r = -errno;
+        r = append_bytes(c, rec, rlen, sync);
+        if (r < 0)
                 goto undo;
-        }
         c->size += (off_t)rlen;
         memcpy(c->last, mac, sizeof(mac));
         return 0;

@@ -71,8 +71,10 @@ typedef struct Journal Journal;
 #define JOURNAL_CALLS_MAC_LEN 32
 
 /* The key of entry ts's call log in journal j (NULL or a journal without
- * seals: unkeyed). Returns 0 with *ret or -ENOMEM. */
-int journal_calls_key(const Journal *j, const char *ts, JournalCallsKey **ret);
+ * seals: unkeyed). With j's write-ahead log (JournalOptions.wal), the
+ * log's appends go through it (docs/journal.md, "The write-ahead log"):
+ * j must then outlive the key. Returns 0 with *ret or -ENOMEM. */
+int journal_calls_key(Journal *j, const char *ts, JournalCallsKey **ret);
 /* Whether k is the journal key's (else a plain checksum). */
 bool journal_calls_key_sealed(const JournalCallsKey *k);
 /* The file operations the log's writes and flushes go through: those of

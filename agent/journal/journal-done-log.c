@@ -262,7 +262,7 @@ static int log_rotate(Journal *j)
         return r;
 }
 
-int journal_done_log_append(Journal *j, JournalDone *rec, const char *text)
+int journal_done_log_append(Journal *j, JournalDone *rec, const char *text, bool sync)
 {
         char hdr[200];
         bool new_name = j->log_fd < 0;
@@ -301,7 +301,11 @@ int journal_done_log_append(Journal *j, JournalDone *rec, const char *text)
         /* The record is on the disk before the entry it stands for is
          * unlinked (journal_remove()): with delayed allocation the unlinks
          * could reach the disk first, and after a power loss a redelivery
-         * would run the plan again. A new or rotated file's name too. */
+         * would run the plan again. A new or rotated file's name too.
+         * Without sync, the write-ahead log holds it until its checkpoint
+         * makes the file durable. */
+        if (!sync)
+                return 0;
         r = journal_sync(j, j->log_fd);
         if (r == 0 && new_name)
                 r = journal_sync(j, j->done_fd);

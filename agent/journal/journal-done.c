@@ -292,28 +292,27 @@ int journal_done_entry_id(Journal *j, JournalIndexEntry *e)
         return 0;
 }
 
-int journal_done_record(Journal *j, const char *ts, const char name[65])
+int64_t journal_done_now(Journal *j)
 {
-        char path[JOURNAL_TS_MAX + sizeof(JOURNAL_RESULT_FILE)];
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        int r;
-
-        snprintf(path, sizeof(path), "%s/%s", ts, JOURNAL_RESULT_FILE);
-        r = journal_seal_read_at(j, j->plans_fd, path, JOURNAL_RESULT_FILE, ts,
-                                 JOURNAL_MAX_RESULT_FILE, &text, &len);
-        if (r != 0)
-                return r < 0 ? r : 0; /* a forged result is not recorded */
-        return journal_done_record_text(j, name, text, len);
+        return now_nsec(j);
 }
 
-int journal_done_record_text(Journal *j, const char name[65], const char *text, size_t len)
+bool journal_done_has(const Journal *j, const char name[65], int64_t time)
 {
-        JournalDone rec = {.time = now_nsec(j), .len = len};
+        for (size_t i = 0; i < j->n_done; i++)
+                if (streq(j->done[i].name, name) && j->done[i].time >= time)
+                        return true;
+        return false;
+}
+
+int journal_done_record_at(Journal *j, const char name[65], const char *text, size_t len,
+                           int64_t time, bool sync)
+{
+        JournalDone rec = {.time = time, .len = len};
         int r;
 
         memcpy(rec.name, name, sizeof(rec.name));
-        r = journal_done_log_append(j, &rec, text);
+        r = journal_done_log_append(j, &rec, text, sync);
         if (r < 0)
                 return r;
         /* A plan answered twice (a redelivery answered from its record)

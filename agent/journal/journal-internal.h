@@ -186,6 +186,21 @@ struct Journal {
         struct JournalLog *wal;
         struct JournalCallsKey *wal_key;
         bool wal_ready;
+        /* The call log's records come from the plan thread, which holds
+         * no io (journal_wal_call()). wal_rw: held shared by each CALL
+         * record from its append until its mirror write is done, and
+         * exclusively by the checkpoint, so that no checkpoint passes a
+         * record whose mirror write has not happened yet. wal_mu: taken
+         * around every use of wal (the log does no locking), for moments
+         * and its fdatasync(). Order: io, wal_rw, wal_mu. */
+        pthread_rwlock_t wal_rw;
+        pthread_mutex_t wal_mu;
+        /* What the REMOVE records read at open hold, until
+         * journal_wal_settle(): the highest stamp, and the done records
+         * (their text after WAL_REMOVE_DONE bytes of the payload). */
+        int64_t wal_stamp;
+        struct WalDone *wal_done;
+        size_t n_wal_done;
 };
 
 /* --- journal-io.c: file operations ------------------------------------- */
@@ -214,6 +229,11 @@ int journal_sync(Journal *j, int fd);
  * name (journal-seal.c) before its fsync. Returns 0 or -errno. */
 int journal_write_atomic(Journal *j, int dirfd, const char *tmp, const char *name, const void *data,
                          size_t len, bool undo, const char *seal);
+
+/* All of data[0..len) to fd at off through ops' pwrite, going on after
+ * short writes and EINTR. Returns 0 or -errno (-EIO for a write of
+ * nothing). */
+int journal_pwrite_all(const JournalOps *ops, int fd, const void *data, size_t len, off_t off);
 
 /* Writes a file's contents to fd (through journal_write_fd()), for
  * journal_write_atomic_with(). Returns 0 or a negative errno. */
@@ -320,6 +340,11 @@ bool journal_reserve_retry(Journal *j, int r);
 
 /* --- journal-stamp.c --------------------------------------------------- */
 
+/* Raise the last stamp to v when it is below (the stamp file written, not
+ * flushed: a REMOVE record of the write-ahead log holds it). Returns 0 or
+ * -errno. */
+int journal_stamp_raise(Journal *j, int64_t v);
+
 /* Load plans/stamp into j->last_stamp (absent: 0; unreadable as a number:
  * 0 and report.stamp_damaged). Returns 0 or -errno for I/O errors. */
 int journal_stamp_load(Journal *j);
@@ -375,6 +400,10 @@ void journal_seal_file(Journal *j, int dirfd, const char *dir, const char *file,
  * for journal_remove(). Takes lock. */
 void journal_seal_mark(Journal *j, const char *ts, const char *file);
 
+/* The journal whose write-ahead log a call log key's appends go through,
+ * with its entry's name in *ret_ts; NULL when none. */
+Journal *journal_calls_key_wal(const struct JournalCallsKey *k, const char **ret_ts);
+
 /* Move entry ts's file to plans/quarantine/<ts>.<file>, where it is kept
  * for whoever investigates and never read. Returns 0 or -errno. */
 int journal_quarantine(Journal *j, const char *ts, const char *file);
@@ -386,14 +415,35 @@ enum {
         JOURNAL_WAL_PLAN = 1,   /* the plan.json bytes */
         JOURNAL_WAL_BEGIN = 2,  /* nothing: `running` */
         JOURNAL_WAL_RESULT = 3, /* the result.json bytes */
-        JOURNAL_WAL_REMOVE = 4, /* nothing: the entry is removed */
+        JOURNAL_WAL_REMOVE = 4, /* the entry is removed; see WAL_REMOVE_DONE */
         JOURNAL_WAL_UNDO = 5,   /* 8 bytes, little-endian: the seq of a record whose call failed */
+        JOURNAL_WAL_CALL = 6,   /* 8 bytes, little-endian: an offset in `calls`; the bytes there */
+        JOURNAL_WAL_ANSWER = 7, /* the result.json bytes of an entry of nothing else */
 };
 
-/* Open <storage>/journal.log (storage_fd), make the files of plans/ say
- * what its records say, make them durable and checkpoint. Before the
- * listing of plans/. Returns 0 or -errno. */
+/* A REMOVE's payload: nothing (a version before these), or 8 bytes, the
+ * last stamp, or WAL_REMOVE_DONE bytes and a result's text: the last
+ * stamp, the done record's time and its name (64 hex digits), then its
+ * text. Integers are little-endian. */
+#define WAL_REMOVE_DONE (8 + 8 + 64)
+
+void journal_le64_put(unsigned char *p, uint64_t v);
+uint64_t journal_le64_get(const unsigned char *p);
+
+/* Open <storage>/journal.log (storage_fd) and make the files of plans/
+ * say what its records say. Before the listing of plans/. Returns 0 or
+ * -errno. */
 int journal_wal_open(Journal *j, int storage_fd, const struct JournalLogOps *ops);
+
+/* After the done records and the stamp are loaded: the done records and
+ * the stamp of the REMOVE records read at open, where done/records and
+ * the stamp file lack them; then the mirror made durable, and the
+ * checkpoint, after which the log takes records. Returns 0 or -errno. */
+int journal_wal_settle(Journal *j);
+
+/* At journal_free(): a checkpoint when the log is ready, and the log
+ * closed. */
+void journal_wal_close(Journal *j);
 
 /* Append a record for entry ts, checkpointing first when the log is half
  * full or asks for it; *ret_seq (may be NULL) is its seq. The caller holds
@@ -413,18 +463,33 @@ size_t journal_wal_max(const Journal *j);
 /* syncfs() and a checkpoint of the log; the caller holds io. */
 int journal_wal_checkpoint(Journal *j);
 
+/* Write one call log append of entry ts through the log: a CALL record of
+ * len bytes at offset off of its `calls` (flushed with sync), then
+ * mirror(userdata), which writes them there without a flush; an UNDO when
+ * mirror fails. Called by the plan thread, without io: it holds wal_rw
+ * shared across both (checkpointing first, under io, when the log refuses
+ * the record). Returns 0; 1 when the bytes are too large for a record,
+ * with nothing done; or -errno (mirror's, or the log's). */
+int journal_wal_call(Journal *j, const char *ts, uint64_t off, const void *data, size_t len,
+                     bool sync, int (*mirror)(void *userdata), void *userdata);
+
 /* --- journal-done.c ---------------------------------------------------- */
 
 /* Open (creating) plans/done, load its records, drop stale ones. */
 int journal_done_open(Journal *j);
 
-/* Record the result.json of entry ts, answering the plan whose record
- * name is name, in done/records; the caller then removes the entry.
- * Returns 0, or -errno with nothing recorded. */
-int journal_done_record(Journal *j, const char *ts, const char name[65]);
+/* Record a result's text, answering the plan whose record name is name,
+ * in done/records, as recorded at time (journal_done_now()); with sync
+ * flushed (without: a record of the write-ahead log holds it). The caller
+ * then removes the entry. Returns 0, or -errno with nothing recorded. */
+int journal_done_record_at(Journal *j, const char name[65], const char *text, size_t len,
+                           int64_t time, bool sync);
 
-/* The same for a result's text held in memory. */
-int journal_done_record_text(Journal *j, const char name[65], const char *text, size_t len);
+/* The wall clock in nanoseconds since the epoch, 0 when it fails. */
+int64_t journal_done_now(Journal *j);
+
+/* Whether a record named name, recorded at time or later, is kept. */
+bool journal_done_has(const Journal *j, const char name[65], int64_t time);
 
 /* Add rec to the records in memory, in time order, replacing one of the
  * same name. Returns 0 or -ENOMEM. */
@@ -441,10 +506,10 @@ void journal_done_rotated(Journal *j);
 int journal_done_log_open(Journal *j);
 
 /* Append rec (name, time and len set; text its result) to records,
- * rotating first when records would grow past done_max_bytes; sets
- * rec->where and rec->off. On failure nothing is left of it. Returns 0 or
- * -errno. */
-int journal_done_log_append(Journal *j, JournalDone *rec, const char *text);
+ * rotating first when records would grow past done_max_bytes, and with
+ * sync fsync it (and a new name); sets rec->where and rec->off. On
+ * failure nothing is left of it. Returns 0 or -errno. */
+int journal_done_log_append(Journal *j, JournalDone *rec, const char *text, bool sync);
 
 /* The text of a record kept in a records file, its seal checked.
  * Returns 0, JOURNAL_FORGED, -ENOENT, or -errno. */

@@ -119,6 +119,22 @@ int journal_write_fd(Journal *j, int fd, const void *data, size_t len)
         return 0;
 }
 
+int journal_pwrite_all(const JournalOps *ops, int fd, const void *data, size_t len, off_t off)
+{
+        const char *p = data;
+
+        for (size_t done = 0; done < len;) {
+                ssize_t k = ops->pwrite(fd, p + done, len - done, off + (off_t)done);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return k < 0 ? -errno : -EIO;
+                done += (size_t)k;
+        }
+        return 0;
+}
+
 typedef struct Bytes {
         const void *data;
         size_t len;

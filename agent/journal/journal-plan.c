@@ -788,6 +788,8 @@ static int answer_put(Journal *j, const char *text, size_t len, char ts[JOURNAL_
         _cleanup_close_ int entry_fd = -1;
         JournalResult *kept = NULL;
         JournalIndexEntry *e;
+        bool logged = false;
+        uint64_t seq = 0;
         int r;
 
         r = entry_create(j, ts);
@@ -798,10 +800,21 @@ static int answer_put(Journal *j, const char *text, size_t len, char ts[JOURNAL_
                 r = entry_fd;
                 goto fail;
         }
-        r = journal_write_atomic(j, entry_fd, JOURNAL_RESULT_TMP, JOURNAL_RESULT_FILE, text, len,
-                                 true, ts);
-        if (r == 0)
-                r = journal_sync(j, j->plans_fd);
+        if (j->wal && len <= journal_wal_max(j)) {
+                /* The ANSWER record, flushed, then result.json without a
+                 * flush. */
+                r = journal_wal_append(j, JOURNAL_WAL_ANSWER, ts, text, len, true, &seq);
+                if (r < 0)
+                        goto fail;
+                logged = true;
+                r = journal_write_replace(j, entry_fd, JOURNAL_RESULT_TMP, JOURNAL_RESULT_FILE,
+                                          text, len, ts);
+        } else {
+                r = journal_write_atomic(j, entry_fd, JOURNAL_RESULT_TMP, JOURNAL_RESULT_FILE, text,
+                                         len, true, ts);
+                if (r == 0)
+                        r = journal_sync(j, j->plans_fd);
+        }
         if (r < 0)
                 goto fail;
         if (result_new(text, len, NULL, &kept) != 0)
@@ -819,6 +832,8 @@ fail:
         if (entry_fd >= 0)
                 (void)j->ops.unlinkat(entry_fd, JOURNAL_RESULT_FILE, 0);
         (void)j->ops.unlinkat(j->plans_fd, ts, AT_REMOVEDIR);
+        if (logged)
+                journal_wal_undo(j, seq);
         journal_index_probe(j, ts);
         return r;
 }

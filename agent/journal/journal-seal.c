@@ -279,6 +279,10 @@ int journal_quarantine(Journal *j, const char *ts, const char *file)
 struct JournalCallsKey {
         bool keyed;
         JournalOps ops; /* the journal's file operations, for the log's own */
+        /* A call log key of a journal with the write-ahead log: the
+         * journal (borrowed) and the entry, whose appends go through it. */
+        Journal *wal;
+        char ts[JOURNAL_TS_MAX];
         _Alignas(16) unsigned char inner[JOURNAL_SHA_STATE];
         _Alignas(16) unsigned char outer[JOURNAL_SHA_STATE];
 };
@@ -309,9 +313,21 @@ static int seal_key(const Journal *j, const char *kind, const char *name, Journa
         return 0;
 }
 
-int journal_calls_key(const Journal *j, const char *ts, JournalCallsKey **ret)
+int journal_calls_key(Journal *j, const char *ts, JournalCallsKey **ret)
 {
-        return seal_key(j, JOURNAL_CALLS_FILE, ts, ret);
+        int r = seal_key(j, JOURNAL_CALLS_FILE, ts, ret);
+
+        if (r == 0 && j && j->wal && journal_ts_valid(ts)) {
+                (*ret)->wal = j;
+                snprintf((*ret)->ts, sizeof((*ret)->ts), "%s", ts);
+        }
+        return r;
+}
+
+Journal *journal_calls_key_wal(const JournalCallsKey *k, const char **ret_ts)
+{
+        *ret_ts = k->ts;
+        return k->wal;
 }
 
 /* The write-ahead log's records are sealed as the kind "journal.log", of

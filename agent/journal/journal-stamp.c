@@ -269,6 +269,18 @@ int journal_stamp_recover(Journal *j)
         return 0;
 }
 
+int journal_stamp_raise(Journal *j, int64_t v)
+{
+        int r;
+
+        if (v <= j->last_stamp)
+                return 0;
+        r = stamp_save(j, v, false);
+        if (r == 0)
+                j->last_stamp = v;
+        return r;
+}
+
 int journal_stamp_settle(Journal *j, const JournalIndexEntry *e)
 {
         int64_t held = JOURNAL_STAMP_UNKNOWN;

@@ -15,6 +15,13 @@
 #include "journal/journal-log.h"
 #include "util/macro.h"
 
+/* The bytes of one call log append, at off in `calls`. */
+typedef struct WalCall {
+        uint64_t off;
+        const unsigned char *data; /* in the record's payload, after off */
+        size_t len;
+} WalCall;
+
 /* What the records say of one entry, in their order. */
 typedef struct WalEntry {
         char ts[JOURNAL_TS_MAX];
@@ -22,6 +29,8 @@ typedef struct WalEntry {
         bool running;
         unsigned char *plan, *result; /* owned; NULL: not in the log */
         size_t plan_len, result_len;
+        WalCall *calls; /* owned array; the bytes are the records' */
+        size_t n_calls, cap_calls;
 } WalEntry;
 
 typedef struct WalRecords {
@@ -49,14 +58,53 @@ static int wal_collect(void *userdata, const JournalLogRecord *rec)
         return 0;
 }
 
-static uint64_t undo_seq(const JournalLogRecord *rec)
+/* A REMOVE's payload with a done record (WAL_REMOVE_DONE). */
+struct WalDone {
+        unsigned char *p; /* owned */
+        size_t len;
+};
+
+uint64_t journal_le64_get(const unsigned char *p)
 {
-        const unsigned char *p = rec->data;
         uint64_t v = 0;
 
         for (int i = 7; i >= 0; i--)
                 v = v << 8 | p[i];
         return v;
+}
+
+void journal_le64_put(unsigned char *p, uint64_t v)
+{
+        for (int i = 0; i < 8; i++)
+                p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t undo_seq(const JournalLogRecord *rec)
+{
+        return journal_le64_get(rec->data);
+}
+
+/* Keep what REMOVE rec holds for journal_wal_settle(): its stamp, and its
+ * done record (the payload taken). Returns 0 or -ENOMEM. */
+static int remove_keep(Journal *j, JournalLogRecord *rec)
+{
+        struct WalDone *v;
+        int64_t stamp;
+
+        if (rec->len < 8)
+                return 0;
+        stamp = (int64_t)journal_le64_get(rec->data);
+        if (stamp > j->wal_stamp)
+                j->wal_stamp = stamp;
+        if (rec->len < WAL_REMOVE_DONE)
+                return 0;
+        v = realloc(j->wal_done, (j->n_wal_done + 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        j->wal_done = v;
+        v[j->n_wal_done++] = (struct WalDone){(unsigned char *)rec->data, rec->len};
+        rec->data = NULL;
+        return 0;
 }
 
 /* Whether a later UNDO names record i. */
@@ -105,21 +153,68 @@ static int converge_file(Journal *j, int entry_fd, const char *ts, const char *f
         return journal_write_replace(j, entry_fd, tmp, file, data, len, ts);
 }
 
+/* The entry's `calls` given the bytes of each CALL where they differ or
+ * are missing (no flush); a file longer than the records say is kept, for
+ * its records not flushed may have reached it without their CALL (the
+ * call log checks itself). Returns 0 or -errno. */
+static int converge_calls(Journal *j, int entry_fd, const WalEntry *e)
+{
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ unsigned char *buf = NULL;
+        size_t cap = 0;
+
+        fd = j->ops.openat(entry_fd, JOURNAL_CALLS_FILE, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+                           0600);
+        if (fd < 0)
+                return -errno;
+        for (size_t i = 0; i < e->n_calls; i++) {
+                const WalCall *c = &e->calls[i];
+                ssize_t got;
+                int r;
+
+                if (c->len > cap) {
+                        free(buf);
+                        buf = malloc(c->len);
+                        if (!buf)
+                                return -ENOMEM;
+                        cap = c->len;
+                }
+                got = pread(fd, buf, c->len, (off_t)c->off);
+                if (got == (ssize_t)c->len && memcmp(buf, c->data, c->len) == 0)
+                        continue;
+                r = journal_pwrite_all(&j->ops, fd, c->data, c->len, (off_t)c->off);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* Make entry e's files say what its records say. Returns 0 or -errno. */
 static int converge(Journal *j, const WalEntry *e)
 {
         _cleanup_close_ int entry_fd = -1;
+        bool make = e->plan || e->running || e->result;
         int r;
 
         if (e->removed)
                 return journal_rm_rf_at(j, j->plans_fd, e->ts);
-        if (!e->plan && !e->running && !e->result)
+        if (!make && e->n_calls == 0)
                 return 0;
-        if (j->ops.mkdirat(j->plans_fd, e->ts, 0700) < 0 && errno != EEXIST)
+        if (make && j->ops.mkdirat(j->plans_fd, e->ts, 0700) < 0 && errno != EEXIST)
                 return -errno;
         entry_fd = journal_open_dir(j, j->plans_fd, e->ts);
+        /* Calls of an entry that the log does not make: its plan.json was
+         * durable before the checkpoint, and an entry that is gone took
+         * its log with it. */
+        if (entry_fd == -ENOENT && !make)
+                return 0;
         if (entry_fd < 0)
                 return entry_fd;
+        if (e->n_calls > 0) {
+                r = converge_calls(j, entry_fd, e);
+                if (r < 0)
+                        return r;
+        }
         if (e->plan) {
                 r = converge_file(j, entry_fd, e->ts, JOURNAL_PLAN_FILE, JOURNAL_PLAN_TMP, e->plan,
                                   e->plan_len);
@@ -174,13 +269,30 @@ static int replay(Journal *j, WalRecords *rs)
                         e->running = true;
                         break;
                 case JOURNAL_WAL_RESULT:
+                case JOURNAL_WAL_ANSWER: /* an entry of nothing but its result */
                         take(&e->result, &e->result_len, rec);
+                        break;
+                case JOURNAL_WAL_CALL:
+                        if (rec->len < 8)
+                                break;
+                        if (grow_array(&e->calls, &e->cap_calls, e->n_calls, sizeof(*e->calls),
+                                       16) < 0) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        e->calls[e->n_calls++] = (WalCall){
+                                .off = journal_le64_get(rec->data),
+                                .data = (const unsigned char *)rec->data + 8,
+                                .len = rec->len - 8,
+                        };
                         break;
                 case JOURNAL_WAL_REMOVE:
                         free(e->plan);
                         free(e->result);
+                        free(e->calls);
                         *e = (WalEntry){.removed = true};
                         snprintf(e->ts, sizeof(e->ts), "%s", rec->name);
+                        r = remove_keep(j, rec);
                         break;
                 default:
                         break; /* a kind of a later version: its files are its own */
@@ -191,6 +303,7 @@ static int replay(Journal *j, WalRecords *rs)
                         r = converge(j, &es[i]);
                 free(es[i].plan);
                 free(es[i].result);
+                free(es[i].calls);
         }
         free(es);
         return r;
@@ -198,9 +311,55 @@ static int replay(Journal *j, WalRecords *rs)
 
 int journal_wal_checkpoint(Journal *j)
 {
+        int r = 0;
+
+        /* No CALL record between its append and its mirror write. */
+        pthread_rwlock_wrlock(&j->wal_rw);
         if (j->ops.syncfs(j->plans_fd) < 0)
-                return -errno;
-        return journal_log_checkpoint(j->wal);
+                r = -errno;
+        if (r == 0) {
+                pthread_mutex_lock(&j->wal_mu);
+                r = journal_log_checkpoint(j->wal);
+                pthread_mutex_unlock(&j->wal_mu);
+        }
+        pthread_rwlock_unlock(&j->wal_rw);
+        return r;
+}
+
+/* Whether a checkpoint would do anything: records since the last, or a
+ * log that waits for one. Every mirror write has its record. */
+static bool dirty(Journal *j)
+{
+        bool d;
+
+        pthread_mutex_lock(&j->wal_mu);
+        d = journal_log_used(j->wal) > 0 || journal_log_want_checkpoint(j->wal);
+        pthread_mutex_unlock(&j->wal_mu);
+        return d;
+}
+
+static bool want_checkpoint(Journal *j)
+{
+        bool want;
+
+        pthread_mutex_lock(&j->wal_mu);
+        want = journal_log_want_checkpoint(j->wal);
+        pthread_mutex_unlock(&j->wal_mu);
+        return want;
+}
+
+/* Append under wal_mu, *ret_seq its seq (may be NULL). */
+static int append_locked(Journal *j, unsigned kind, const char *ts, const void *data, size_t len,
+                         bool sync, uint64_t *ret_seq)
+{
+        int r;
+
+        pthread_mutex_lock(&j->wal_mu);
+        if (ret_seq)
+                *ret_seq = journal_log_next_seq(j->wal);
+        r = journal_log_append(j->wal, kind, ts, data, len, sync);
+        pthread_mutex_unlock(&j->wal_mu);
+        return r;
 }
 
 int journal_wal_open(Journal *j, int storage_fd, const JournalLogOps *ops)
@@ -209,11 +368,22 @@ int journal_wal_open(Journal *j, int storage_fd, const JournalLogOps *ops)
         WalRecords rs = {0};
         int r;
 
+        bool missing = faccessat(storage_fd, JOURNAL_LOG_FILE, F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+                       errno == ENOENT;
+
         r = journal_log_key(j, &j->wal_key);
         if (r < 0)
                 return r;
         r = journal_log_open(storage_fd, j->wal_key, &o, wal_collect, &rs, &j->wal);
-        if (r == 0) {
+        if (r < 0 && r != -ENOMEM && missing) {
+                /* No record to replay, and none lost: the journal works
+                 * as without the log (docs/journal.md). */
+                j->report.wal_errno = -r;
+                j->wal = NULL;
+                journal_calls_key_free(j->wal_key);
+                j->wal_key = NULL;
+                r = 0;
+        } else if (r == 0) {
                 j->report.wal_reset = journal_log_report(j->wal)->reset;
                 j->report.n_wal_records = (unsigned)rs.n;
                 r = replay(j, &rs);
@@ -221,42 +391,118 @@ int journal_wal_open(Journal *j, int storage_fd, const JournalLogOps *ops)
         for (size_t i = 0; i < rs.n; i++)
                 free((void *)rs.v[i].data);
         free(rs.v);
-        if (r < 0)
-                return r;
-        r = journal_wal_checkpoint(j);
-        if (r < 0)
-                return r;
-        j->wal_ready = true;
-        return 0;
+        return r;
+}
+
+static void free_done(Journal *j)
+{
+        for (size_t i = 0; i < j->n_wal_done; i++)
+                free(j->wal_done[i].p);
+        free(j->wal_done);
+        j->wal_done = NULL;
+        j->n_wal_done = 0;
+}
+
+int journal_wal_settle(Journal *j)
+{
+        int r = 0;
+
+        if (!j->wal)
+                return 0;
+        r = journal_stamp_raise(j, j->wal_stamp);
+        for (size_t i = 0; i < j->n_wal_done && r == 0; i++) {
+                const struct WalDone *d = &j->wal_done[i];
+                int64_t time = (int64_t)journal_le64_get(d->p + 8);
+                char name[65];
+
+                memcpy(name, d->p + 16, 64);
+                name[64] = '\0';
+                /* Not flushed: the checkpoint below makes it durable. */
+                if (!journal_done_has(j, name, time))
+                        r = journal_done_record_at(j, name, (const char *)d->p + WAL_REMOVE_DONE,
+                                                   d->len - WAL_REMOVE_DONE, time, false);
+        }
+        free_done(j);
+        if (r == 0)
+                r = journal_wal_checkpoint(j);
+        if (r == 0)
+                j->wal_ready = true;
+        return r;
+}
+
+void journal_wal_close(Journal *j)
+{
+        /* A stopped agent leaves its log empty and plans/ durable, which
+         * an earlier version or the reference reads after a downgrade. */
+        if (j->wal && j->wal_ready && dirty(j))
+                (void)journal_wal_checkpoint(j);
+        journal_log_free(j->wal);
+        journal_calls_key_free(j->wal_key);
+        free_done(j);
 }
 
 int journal_wal_append(Journal *j, unsigned kind, const char *ts, const void *data, size_t len,
                        bool sync, uint64_t *ret_seq)
 {
-        int r;
+        int r = 0;
 
-        /* The calls before have written their mirror: a checkpoint here
-         * covers every record so far. */
-        if (journal_log_want_checkpoint(j->wal)) {
-                r = journal_wal_checkpoint(j);
-                if (r < 0)
+        /* The calls before have written their mirror (io), and so has
+         * every CALL record (wal_rw): a checkpoint here covers every
+         * record so far. The plan thread's records may fill the ring
+         * between the look and the append: then once more. */
+        for (int tries = 0; tries < 2; tries++) {
+                if (want_checkpoint(j)) {
+                        r = journal_wal_checkpoint(j);
+                        if (r < 0)
+                                return r;
+                }
+                r = append_locked(j, kind, ts, data, len, sync, ret_seq);
+                if (r != JOURNAL_LOG_CHECKPOINT)
                         return r;
         }
-        if (ret_seq)
-                *ret_seq = journal_log_next_seq(j->wal);
-        r = journal_log_append(j->wal, kind, ts, data, len, sync);
-        /* Half full is checkpointed above, and no record is larger than a
-         * quarter of the ring: no room is left only after a failure. */
-        return r == JOURNAL_LOG_CHECKPOINT ? -EIO : r;
+        return -EIO;
 }
 
 void journal_wal_undo(Journal *j, uint64_t seq)
 {
         unsigned char p[8];
 
-        for (int i = 0; i < 8; i++)
-                p[i] = (unsigned char)(seq >> (8 * i));
-        (void)journal_log_append(j->wal, JOURNAL_WAL_UNDO, "", p, sizeof(p), true);
+        journal_le64_put(p, seq);
+        (void)append_locked(j, JOURNAL_WAL_UNDO, "", p, sizeof(p), true, NULL);
+}
+
+int journal_wal_call(Journal *j, const char *ts, uint64_t off, const void *data, size_t len,
+                     bool sync, int (*mirror)(void *userdata), void *userdata)
+{
+        _cleanup_free_ unsigned char *payload = NULL;
+        uint64_t seq = 0;
+        int r = JOURNAL_LOG_CHECKPOINT;
+
+        if (len > journal_log_max_payload(j->wal) - 8)
+                return 1;
+        payload = malloc(8 + len);
+        if (!payload)
+                return -ENOMEM;
+        journal_le64_put(payload, off);
+        memcpy(payload + 8, data, len);
+        for (int tries = 0; tries < 2 && r == JOURNAL_LOG_CHECKPOINT; tries++) {
+                /* Checkpoints are made under io, which the journal's own
+                 * calls hold across their record and their mirror. */
+                if (want_checkpoint(j)) {
+                        r = journal_checkpoint(j);
+                        if (r < 0)
+                                return r;
+                }
+                pthread_rwlock_rdlock(&j->wal_rw);
+                r = append_locked(j, JOURNAL_WAL_CALL, ts, payload, 8 + len, sync, &seq);
+                if (r == 0) {
+                        r = mirror(userdata);
+                        if (r < 0)
+                                journal_wal_undo(j, seq);
+                }
+                pthread_rwlock_unlock(&j->wal_rw);
+        }
+        return r == JOURNAL_LOG_CHECKPOINT ? -EIO : r;
 }
 
 size_t journal_wal_max(const Journal *j)
@@ -269,7 +515,7 @@ int journal_checkpoint(Journal *j)
         int r = 0;
 
         pthread_mutex_lock(&j->io);
-        if (j->wal && j->wal_ready)
+        if (j->wal && j->wal_ready && dirty(j))
                 r = journal_wal_checkpoint(j);
         pthread_mutex_unlock(&j->io);
         return r;

@@ -292,6 +292,8 @@ int journal_open(const char *storage, const JournalOptions *opt, Journal **ret)
         j->plans_fd = j->done_fd = j->reserve_fd = j->log_fd = j->old_fd = -1;
         pthread_mutex_init(&j->io, NULL);
         pthread_mutex_init(&j->lock, NULL);
+        pthread_rwlock_init(&j->wal_rw, NULL);
+        pthread_mutex_init(&j->wal_mu, NULL);
         j->ops = o.ops ? *o.ops : journal_sys_ops;
         ops_fill(&j->ops);
         j->max_plan_file = o.max_plan_file ? o.max_plan_file : DEFAULT_MAX_PLAN_FILE;
@@ -314,10 +316,13 @@ int journal_open(const char *storage, const JournalOptions *opt, Journal **ret)
         r = journal_stamp_recover(j);
         if (r < 0)
                 return r;
-        j->report.last_stamp = j->last_stamp;
         r = journal_done_open(j);
         if (r < 0)
                 return r;
+        r = journal_wal_settle(j);
+        if (r < 0)
+                return r;
+        j->report.last_stamp = j->last_stamp;
         r = journal_reserve_open(j);
         if (r < 0)
                 return r;
@@ -331,12 +336,7 @@ Journal *journal_free(Journal *j)
 {
         if (!j)
                 return NULL;
-        /* A stopped agent leaves its log empty and plans/ durable, which
-         * an earlier version or the reference reads after a downgrade. */
-        if (j->wal && j->wal_ready)
-                (void)journal_wal_checkpoint(j);
-        journal_log_free(j->wal);
-        journal_calls_key_free(j->wal_key);
+        journal_wal_close(j);
         /* Closing the descriptor releases the flock. */
         if (j->done_fd >= 0)
                 close(j->done_fd);
@@ -353,6 +353,8 @@ Journal *journal_free(Journal *j)
         free(j->index);
         journal_plan_free(j->held);
         free(j->done);
+        pthread_mutex_destroy(&j->wal_mu);
+        pthread_rwlock_destroy(&j->wal_rw);
         pthread_mutex_destroy(&j->lock);
         pthread_mutex_destroy(&j->io);
         free(j);
@@ -450,11 +452,15 @@ int journal_next_except(Journal *j, const char *skip_ts, JournalEntry *ret)
         return r;
 }
 
-/* Record the entry's result under its SourceID when it has one worth
- * recording (or its delivery's digest). Returns 0 or -errno. */
-static int remove_record(Journal *j, const char *ts, JournalIndexEntry *e, char name[65])
+/* The done record of the entry's result: its name (the SourceID's, or
+ * the delivery's digest) and the result's text, when it has one worth
+ * recording (*ret_text stays NULL when not; a forged result is not
+ * recorded). Returns 0 or -errno. */
+static int remove_record(Journal *j, const char *ts, JournalIndexEntry *e, char name[65],
+                         char **ret_text, size_t *ret_len)
 {
         JournalIndexEntry unknown = {.result = true};
+        char path[JOURNAL_TS_MAX + sizeof(JOURNAL_RESULT_FILE)];
         int r;
 
         if (j->done_max_count == 0 || j->done_max_age <= 0)
@@ -474,7 +480,14 @@ static int remove_record(Journal *j, const char *ts, JournalIndexEntry *e, char 
         if (!e->id_name[0])
                 return 0;
         memcpy(name, e->id_name, 65);
-        return journal_done_record(j, ts, name);
+        snprintf(path, sizeof(path), "%s/%s", ts, JOURNAL_RESULT_FILE);
+        r = journal_seal_read_at(j, j->plans_fd, path, JOURNAL_RESULT_FILE, ts,
+                                 JOURNAL_MAX_RESULT_FILE, ret_text, ret_len);
+        if (r > 0) {
+                free(*ret_text);
+                *ret_text = NULL;
+        }
+        return r < 0 ? r : 0;
 }
 
 /* Remove an entry whose files the index knows: plan.json first and
@@ -539,10 +552,33 @@ static int remove_forged(Journal *j, const char *ts, JournalIndexEntry *e)
         return e->plan ? 1 : 0;
 }
 
+/* The REMOVE record of entry ts, flushed: the last stamp, and with name
+ * the done record (time, name, text) that the replay appends when
+ * done/records lacks it (journal-internal.h has the format). */
+static int wal_remove(Journal *j, const char *ts, const char *name, int64_t time, const char *text,
+                      size_t len)
+{
+        _cleanup_free_ unsigned char *p = NULL;
+        size_t n = name ? WAL_REMOVE_DONE + len : 8;
+
+        p = calloc(1, n);
+        if (!p)
+                return -ENOMEM;
+        journal_le64_put(p, (uint64_t)j->last_stamp);
+        if (name) {
+                journal_le64_put(p + 8, (uint64_t)time);
+                memcpy(p + 16, name, 64);
+                memcpy(p + WAL_REMOVE_DONE, text, len);
+        }
+        return journal_wal_append(j, JOURNAL_WAL_REMOVE, ts, p, n, true, NULL);
+}
+
 int journal_remove(Journal *j, const char *ts, bool record)
 {
-        _cleanup_free_ char *late = NULL;
-        size_t late_len = 0;
+        _cleanup_free_ char *text = NULL;
+        size_t text_len = 0;
+        bool late = false, wal_done = false;
+        int64_t time = 0;
         char name[65] = "";
         JournalIndexEntry *e;
         struct stat st;
@@ -566,15 +602,23 @@ int journal_remove(Journal *j, const char *ts, bool record)
                 }
         }
         /* Before plan.json goes: it may hold the only durable copy of
-         * the last stamp. */
+         * the last stamp. With the log, REMOVE carries it. */
         /* Both may need a block (a new stamp file, a name in done/): on a
          * full disk they take it from the reserve, or the result would be
          * published again and again. */
-        do
-                r = journal_stamp_settle(j, e);
-        while (journal_reserve_retry(j, r));
-        while (r == 0 && record) {
-                r = remove_record(j, ts, e, name);
+        if (!j->wal)
+                do
+                        r = journal_stamp_settle(j, e);
+                while (journal_reserve_retry(j, r));
+        if (r == 0 && record)
+                r = remove_record(j, ts, e, name, &text, &text_len);
+        if (text)
+                time = journal_done_now(j);
+        /* With the log, REMOVE carries the done record too, and the
+         * append is mirror; one too large for a record is flushed. */
+        wal_done = j->wal && text && text_len <= journal_wal_max(j) - WAL_REMOVE_DONE;
+        while (r == 0 && text) {
+                r = journal_done_record_at(j, name, text, text_len, time, !wal_done);
                 if (!journal_reserve_retry(j, r))
                         break;
                 r = 0;
@@ -585,18 +629,18 @@ int journal_remove(Journal *j, const char *ts, bool record)
          * in memory, the entry removed, and the record appended then;
          * should that fail too, the plan has no record (a redelivery would
          * run it again), but its result is not published again and again. */
-        if ((r == -ENOSPC || r == -EDQUOT) && name[0] &&
-            journal_load_result(j, ts, &late, &late_len) == 0)
+        if ((r == -ENOSPC || r == -EDQUOT) && text) {
+                late = true;
                 r = 0;
-        /* Not flushed: a removal that a power loss undoes only publishes
-         * the result again (the done record is durable already), and the
-         * next flushed record covers it. */
+        }
+        /* Flushed before the unlinks, which the file system's own commit
+         * may otherwise make durable first (docs/journal.md). */
         if (r >= 0 && j->wal)
-                r = journal_wal_append(j, JOURNAL_WAL_REMOVE, ts, NULL, 0, false, NULL);
+                r = wal_remove(j, ts, wal_done ? name : NULL, time, text, text_len);
         if (r >= 0)
                 r = e ? entry_remove(j, ts, e) : journal_rm_rf_at(j, j->plans_fd, ts);
         if (r >= 0 && late)
-                (void)journal_done_record_text(j, name, late, late_len);
+                (void)journal_done_record_at(j, name, text, text_len, time, !wal_done);
         if (r >= 0) {
                 pthread_mutex_lock(&j->lock);
                 journal_index_drop(j, ts);

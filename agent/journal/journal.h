@@ -226,6 +226,13 @@ typedef struct JournalOpenReport {
          * of plans/ made to say what they say. */
         bool wal_reset;
         unsigned n_wal_records;
+        /* The write-ahead log was asked for, but there was no journal.log
+         * and it could not be made (a full disk, say): the journal works
+         * without it, as without JournalOptions.wal, and this is the
+         * errno of the failure (0: none). A journal.log that is there but
+         * cannot be opened fails journal_open() instead: its records may
+         * be all that holds a plan acked since its last checkpoint. */
+        int wal_errno;
 } JournalOpenReport;
 
 typedef enum JournalState {
