@@ -101,8 +101,8 @@ void report_intro(const Bench *b)
                 const Target *t = &b->t[i];
                 if (t->kind == TARGET_BASELINE)
                         printf("  %-15s %s: prefetch 1; the plan logged and fdatasync()ed, ack, "
-                               "sh ./echo.sh, the result logged and fdatasync()ed, publish with "
-                               "confirms\n",
+                               "its start logged and fdatasync()ed, sh ./echo.sh, the result "
+                               "logged and fdatasync()ed, publish with confirms\n",
                                t->name, b->o.consumer);
                 else if (t->kind == TARGET_CONTAINED)
                         printf("  %-15s %s: the floor, its script run through the agent's "
