@@ -427,9 +427,6 @@ enum {
  * text. Integers are little-endian. */
 #define WAL_REMOVE_DONE (8 + 8 + 64)
 
-void journal_le64_put(unsigned char *p, uint64_t v);
-uint64_t journal_le64_get(const unsigned char *p);
-
 /* Open <storage>/journal.log (storage_fd) and make the files of plans/
  * say what its records say. Before the listing of plans/. Returns 0 or
  * -errno. */

@@ -92,6 +92,16 @@ static uint64_t get_le(const unsigned char *p, int n)
         return v;
 }
 
+void journal_le64_put(unsigned char *p, uint64_t v)
+{
+        put_le(p, v, 8);
+}
+
+uint64_t journal_le64_get(const unsigned char *p)
+{
+        return get_le(p, 8);
+}
+
 static uint64_t ring_size(const JournalLog *log)
 {
         return log->size - JOURNAL_LOG_RING_START;

@@ -156,6 +156,11 @@ const JournalLogReport *journal_log_report(const JournalLog *log);
 /* Accepts NULL. Closes the file; makes no checkpoint. */
 void journal_log_free(JournalLog *log);
 
+/* The little-endian 64-bit integers of the log's headers, for the
+ * journal's record payloads too. */
+void journal_le64_put(unsigned char *p, uint64_t v);
+uint64_t journal_le64_get(const unsigned char *p);
+
 /* The key of journal j's log (j NULL or a journal without seals: the
  * plain SHA-256), journal-seal.c. Free it with journal_calls_key_free().
  * Returns 0 with *ret, or -ENOMEM. */

@@ -64,21 +64,6 @@ struct WalDone {
         size_t len;
 };
 
-uint64_t journal_le64_get(const unsigned char *p)
-{
-        uint64_t v = 0;
-
-        for (int i = 7; i >= 0; i--)
-                v = v << 8 | p[i];
-        return v;
-}
-
-void journal_le64_put(unsigned char *p, uint64_t v)
-{
-        for (int i = 0; i < 8; i++)
-                p[i] = (unsigned char)(v >> (8 * i));
-}
-
 static uint64_t undo_seq(const JournalLogRecord *rec)
 {
         return journal_le64_get(rec->data);
