@@ -353,8 +353,9 @@ int journal_wal_open(Journal *j, int storage_fd, const JournalLogOps *ops)
         WalRecords rs = {0};
         int r;
 
-        bool missing = faccessat(storage_fd, JOURNAL_LOG_FILE, F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
-                       errno == ENOENT;
+        bool missing =
+                j->ops.faccessat(storage_fd, JOURNAL_LOG_FILE, F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+                errno == ENOENT;
 
         r = journal_log_key(j, &j->wal_key);
         if (r < 0)
