@@ -92,14 +92,41 @@ static int remove_keep(Journal *j, JournalLogRecord *rec)
         return 0;
 }
 
-/* Whether a later UNDO names record i. */
-static bool undone(const WalRecords *rs, size_t i)
+static int cmp_u64(const void *a, const void *b)
 {
-        for (size_t k = i + 1; k < rs->n; k++)
-                if (rs->v[k].kind == JOURNAL_WAL_UNDO && rs->v[k].len == 8 &&
-                    undo_seq(&rs->v[k]) == rs->v[i].seq)
-                        return true;
-        return false;
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+        return x < y ? -1 : x > y;
+}
+
+/* The sequence numbers that UNDO records name, sorted, in *ret (NULL and
+ * 0 when none). An UNDO always follows the record it names. Returns 0 or
+ * -ENOMEM. */
+static int undone_seqs(const WalRecords *rs, uint64_t **ret, size_t *ret_n)
+{
+        uint64_t *v = NULL;
+        size_t n = 0, cap = 0;
+
+        for (size_t k = 0; k < rs->n; k++) {
+                if (rs->v[k].kind != JOURNAL_WAL_UNDO || rs->v[k].len != 8)
+                        continue;
+                if (grow_array(&v, &cap, n, sizeof(*v), 16) < 0) {
+                        free(v);
+                        return -ENOMEM;
+                }
+                v[n++] = undo_seq(&rs->v[k]);
+        }
+        if (n > 1)
+                qsort(v, n, sizeof(*v), cmp_u64);
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
+/* Whether an UNDO names seq (undo: undone_seqs()'s). */
+static bool undone(const uint64_t *undo, size_t n_undo, uint64_t seq)
+{
+        return n_undo > 0 && bsearch(&seq, undo, n_undo, sizeof(*undo), cmp_u64) != NULL;
 }
 
 static WalEntry *entry_of(WalEntry **es, size_t *n, size_t *cap, const char *ts)
@@ -225,15 +252,17 @@ static int converge(Journal *j, const WalEntry *e)
 /* Replay rs: what each entry ends as, then its files made so. */
 static int replay(Journal *j, WalRecords *rs)
 {
+        _cleanup_free_ uint64_t *undo = NULL;
         WalEntry *es = NULL;
-        size_t n = 0, cap = 0;
-        int r = 0;
+        size_t n = 0, cap = 0, n_undo = 0;
+        int r = undone_seqs(rs, &undo, &n_undo);
 
         for (size_t i = 0; i < rs->n && r == 0; i++) {
                 JournalLogRecord *rec = &rs->v[i];
                 WalEntry *e;
 
-                if (rec->kind == JOURNAL_WAL_UNDO || !journal_ts_valid(rec->name) || undone(rs, i))
+                if (rec->kind == JOURNAL_WAL_UNDO || !journal_ts_valid(rec->name) ||
+                    undone(undo, n_undo, rec->seq))
                         continue;
                 /* Names handed out later are above every name the log
                  * holds, so that no removed name is taken again. */
