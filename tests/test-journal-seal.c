@@ -2,9 +2,10 @@
  * journal, a result forged into an entry, a done record altered, a sealed
  * file moved to another entry: each refused (quarantined, never run, never
  * taken for an answer), and the next plan still goes through. The key,
- * its mode, and the HMAC against OpenSSL's own; the journal of a version
- * before seals accepted once and sealed. */
+ * its mode, and the HMAC and GMAC against OpenSSL's own; the journal of a
+ * version before seals accepted once and sealed. */
 #define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <sys/xattr.h>
 
@@ -209,19 +210,40 @@ START_TEST(test_altered_done_record)
 }
 END_TEST
 
+/* HMAC-SHA256 (OpenSSL's) under key of "muranoagent-seal-1" NUL kind NUL
+ * name NUL, and bytes. */
+static void hmac_seal(const char *key, size_t klen, const char *kind, const char *name,
+                      const char *bytes, size_t len, unsigned char out[32])
+{
+        _cleanup_strbuf_ StrBuf msg = STRBUF_INIT;
+        unsigned out_len = 0;
+
+        strbuf_append(&msg, "muranoagent-seal-1", 19);
+        strbuf_append(&msg, kind, strlen(kind) + 1);
+        strbuf_append(&msg, name, strlen(name) + 1);
+        strbuf_append(&msg, bytes, len);
+        ck_assert_ptr_nonnull(HMAC(EVP_sha256(), key, (int)klen, (unsigned char *)msg.data, msg.len,
+                                   out, &out_len));
+        ck_assert_uint_eq(out_len, 32);
+}
+
 /* The key: 32 bytes, mode 0600, beside plans/; a key file that is not
- * one is refused, never replaced. The seal of a file is HMAC-SHA256
- * (OpenSSL's) of the domain, the kind, the entry and the bytes. */
+ * one is refused, never replaced. The seal of a plan.json is a 12-byte
+ * nonce and the GMAC (OpenSSL's AES-256-GCM with no plaintext) under it
+ * of the domain, the kind, the entry and the bytes, its key the HMAC seal
+ * of kind "file-seal-key"; a nonce is not used twice. */
 START_TEST(test_key_and_hmac)
 {
         _cleanup_(journal_freep) Journal *j = open_with(NULL);
-        _cleanup_free_ char *kp = pathf("journal.key"), *key = NULL, *pp = NULL, *text = NULL;
-        unsigned char seal[64], want[EVP_MAX_MD_SIZE];
-        unsigned want_len = 0;
-        char ts[JOURNAL_TS_MAX];
-        StrBuf msg = STRBUF_INIT;
+        _cleanup_free_ char *kp = pathf("journal.key"), *key = NULL, *pp = NULL, *pp2 = NULL,
+                            *text = NULL;
+        _cleanup_strbuf_ StrBuf msg = STRBUF_INIT;
+        unsigned char seal[64], seal2[64], aes[32], tag[16];
+        char ts[JOURNAL_TS_MAX], ts2[JOURNAL_TS_MAX];
+        EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
         struct stat st;
         size_t len, klen;
+        int out_len;
 
         ck_assert_int_eq(stat(kp, &st), 0);
         ck_assert_int_eq(st.st_mode & 0777, 0600);
@@ -229,17 +251,28 @@ START_TEST(test_key_and_hmac)
         ck_assert(journal_open_report(j)->seal_created);
         ck_assert_int_eq(journal_put_plan(j, "{}", 2, NULL, 0, "id", NULL, ts), 0);
         pp = pathf("plans/%s/plan.json", ts);
-        ck_assert_int_eq(getxattr(pp, SEAL_XATTR, seal, sizeof(seal)), 32);
+        ck_assert_int_eq(getxattr(pp, SEAL_XATTR, seal, sizeof(seal)), 28);
         ck_assert_int_eq(file_read_all(kp, 64, &key, &klen), 0);
         ck_assert_int_eq(file_read_all(pp, 4096, &text, &len), 0);
-        strbuf_append(&msg, "muranoagent-seal-1\0plan.json\0", 29);
+        hmac_seal(key, klen, "file-seal-key", "", "", 0, aes);
+        strbuf_append(&msg, "muranoagent-seal-2\0plan.json\0", 29);
         strbuf_append(&msg, ts, strlen(ts) + 1);
         strbuf_append(&msg, text, len);
-        ck_assert_ptr_nonnull(HMAC(EVP_sha256(), key, (int)klen, (unsigned char *)msg.data, msg.len,
-                                   want, &want_len));
-        ck_assert_uint_eq(want_len, 32);
-        ck_assert_mem_eq(seal, want, 32);
-        strbuf_free(&msg);
+        ck_assert_ptr_nonnull(c);
+        ck_assert_int_eq(EVP_EncryptInit_ex(c, EVP_aes_256_gcm(), NULL, NULL, NULL), 1);
+        ck_assert_int_eq(EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_IVLEN, 12, NULL), 1);
+        ck_assert_int_eq(EVP_EncryptInit_ex(c, NULL, NULL, aes, seal), 1);
+        ck_assert_int_eq(
+                EVP_EncryptUpdate(c, NULL, &out_len, (unsigned char *)msg.data, (int)msg.len), 1);
+        ck_assert_int_eq(EVP_EncryptFinal_ex(c, tag, &out_len), 1);
+        ck_assert_int_eq(EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, 16, tag), 1);
+        EVP_CIPHER_CTX_free(c);
+        ck_assert_mem_eq(seal + 12, tag, 16);
+        /* Another plan, another nonce. */
+        ck_assert_int_eq(journal_put_plan(j, "{}", 2, NULL, 0, "id", NULL, ts2), 0);
+        pp2 = pathf("plans/%s/plan.json", ts2);
+        ck_assert_int_eq(getxattr(pp2, SEAL_XATTR, seal2, sizeof(seal2)), 28);
+        ck_assert(memcmp(seal, seal2, 12) != 0);
 
         /* Reopened: the same key, nothing made. */
         j = journal_free(j);
@@ -249,6 +282,48 @@ START_TEST(test_key_and_hmac)
         /* A key file of another size: refused. */
         ck_assert_int_eq(truncate(kp, 16), 0);
         ck_assert_int_eq(journal_open(storage, NULL, &j), -EBADMSG);
+}
+END_TEST
+
+/* A plan.json sealed as the version before sealed it (HMAC-SHA256 of
+ * "muranoagent-seal-1" ..., 32 bytes) still loads; one whose GMAC tag,
+ * nonce or bytes changed does not, and neither does an HMAC seal of
+ * another entry. */
+START_TEST(test_seal_kinds)
+{
+        _cleanup_(journal_freep) Journal *j = open_with(NULL);
+        _cleanup_(journal_plan_freep) JournalPlan *p = NULL;
+        _cleanup_free_ char *kp = pathf("journal.key"), *key = NULL, *pp = NULL, *text = NULL;
+        unsigned char seal[64], hmac[32];
+        char ts[JOURNAL_TS_MAX];
+        size_t len, klen;
+
+        ck_assert_int_eq(journal_put_plan(j, "{}", 2, NULL, 0, "id", NULL, ts), 0);
+        j = journal_free(j); /* so that the plan is read back, not kept */
+        pp = pathf("plans/%s/plan.json", ts);
+        ck_assert_int_eq(file_read_all(kp, 64, &key, &klen), 0);
+        ck_assert_int_eq(file_read_all(pp, 4096, &text, &len), 0);
+        ck_assert_int_eq(getxattr(pp, SEAL_XATTR, seal, sizeof(seal)), 28);
+
+        for (int i = 0; i < 2; i++) {
+                /* A bit of the tag, then of the nonce. */
+                seal[i ? 0 : 27] ^= 1;
+                ck_assert_int_eq(setxattr(pp, SEAL_XATTR, seal, 28, 0), 0);
+                j = open_with(NULL);
+                ck_assert_int_eq(journal_load_plan(j, ts, &p, NULL), JOURNAL_FORGED);
+                j = journal_free(j);
+                seal[i ? 0 : 27] ^= 1;
+        }
+        hmac_seal(key, klen, "plan.json", "1", text, len, hmac);
+        ck_assert_int_eq(setxattr(pp, SEAL_XATTR, hmac, 32, 0), 0);
+        j = open_with(NULL);
+        ck_assert_int_eq(journal_load_plan(j, ts, &p, NULL), JOURNAL_FORGED);
+        j = journal_free(j);
+        hmac_seal(key, klen, "plan.json", ts, text, len, hmac);
+        ck_assert_int_eq(setxattr(pp, SEAL_XATTR, hmac, 32, 0), 0);
+        j = open_with(NULL);
+        ck_assert_int_eq(journal_load_plan(j, ts, &p, NULL), 0);
+        ck_assert_str_eq(p->body, "{}");
 }
 END_TEST
 
@@ -308,6 +383,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_forged_result);
         tcase_add_test(tc, test_altered_done_record);
         tcase_add_test(tc, test_key_and_hmac);
+        tcase_add_test(tc, test_seal_kinds);
         tcase_add_test(tc, test_upgrade);
 }
 

@@ -102,7 +102,7 @@ int journal_write_fd(Journal *j, int fd, const void *data, size_t len)
         const char *p = data;
 
         if (j->sealing)
-                journal_seal_update(j->sealing, data, len);
+                journal_file_seal_update(j->sealing, data, len);
         while (len > 0) {
                 ssize_t n = j->ops.write(fd, p, len);
 
@@ -151,18 +151,22 @@ static int fill_bytes(Journal *j, int fd, void *userdata)
 static int fill_sealed(Journal *j, int fd, JournalFill fill, void *userdata, const char *kind,
                        const char *seal)
 {
-        unsigned char mac[JOURNAL_SEAL_LEN];
-        JournalSealer s;
+        JournalFileSealer s;
         int r;
 
         if (!seal || !j->sealed)
                 return fill(j, fd, userdata);
-        journal_seal_begin(j, &s, kind, seal);
+        r = journal_file_seal_begin(j, &s, kind, seal);
+        if (r < 0)
+                return r;
         j->sealing = &s;
         r = fill(j, fd, userdata);
         j->sealing = NULL;
-        journal_seal_end(&s, mac);
-        return r < 0 ? r : journal_seal_set(j, fd, mac);
+        if (r < 0) {
+                journal_file_seal_abort(&s);
+                return r;
+        }
+        return journal_file_seal_end(j, &s, fd);
 }
 
 /* dirfd/tmp with what fill writes, fsync'd when sync is set. On failure

@@ -16,6 +16,17 @@
  * the record name and time), so that no sealed file can be moved to
  * another entry or passed off as another kind.
  *
+ * A plan.json or result.json written since is sealed with GMAC instead
+ * (journal_file_seal_begin()), 8 times as fast as SHA-256 here, which a
+ * 2 MiB plan's 3.7 MB plan.json felt: its attribute holds a random 96-bit
+ * nonce and the 128-bit tag of
+ *
+ *   GMAC(aes_key, nonce, "muranoagent-seal-2" NUL kind NUL name NUL bytes)
+ *
+ * where aes_key = HMAC(key, "muranoagent-seal-1" NUL "file-seal-key" NUL
+ * NUL), no file's seal. The attribute's length tells the two apart; a
+ * file's HMAC seal is still accepted (a journal written before).
+ *
  * The HMAC is built here on OpenSSL's low-level SHA256_* calls, as the
  * done records' names are (journal-done.c): OpenSSL 3's EVP_MAC and HMAC()
  * fetch their algorithms from a provider, and the first fetch costs 2.2 MiB
@@ -32,7 +43,9 @@
 #include <unistd.h>
 
 #define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/aes.h>
 #include <openssl/crypto.h>
+#include <openssl/modes.h>
 #include <openssl/sha.h>
 
 #include "journal/journal-calls.h"
@@ -40,9 +53,13 @@
 #include "journal/journal-log.h"
 #include "util/fileio.h"
 
-#define SEAL_DOMAIN "muranoagent-seal-1"
+#define SEAL_DOMAIN      "muranoagent-seal-1"
+#define SEAL_FILE_DOMAIN "muranoagent-seal-2"
+/* The kind whose HMAC seal of "" is the AES key of files' seals. */
+#define SEAL_FILE_KEY_KIND "file-seal-key"
 
 _Static_assert(sizeof(SHA256_CTX) <= JOURNAL_SHA_STATE, "room for a SHA256_CTX");
+_Static_assert(sizeof(AES_KEY) <= JOURNAL_AES_STATE, "room for an AES_KEY");
 
 /* What every seal covers first: the domain, the kind of file and its
  * entry's name, each with its NUL. */
@@ -111,11 +128,93 @@ static void seal_pad_state(unsigned char out[JOURNAL_SHA_STATE],
         OPENSSL_cleanse(&c, sizeof(c));
 }
 
-/* The inner and outer states of HMAC-SHA256 for key. */
+/* The inner and outer states of HMAC-SHA256 for key, and the AES key of
+ * files' seals. */
 static void seal_keys(Journal *j, const unsigned char key[JOURNAL_SEAL_LEN])
 {
+        unsigned char aes[JOURNAL_SEAL_LEN];
+
         seal_pad_state(j->seal_inner, key, 0x36);
         seal_pad_state(j->seal_outer, key, 0x5c);
+        journal_seal_of(j, SEAL_FILE_KEY_KIND, "", NULL, 0, aes);
+        AES_set_encrypt_key(aes, 8 * (int)sizeof(aes), (AES_KEY *)j->seal_aes);
+        OPENSSL_cleanse(aes, sizeof(aes));
+}
+
+void journal_file_seal_update(JournalFileSealer *s, const void *data, size_t len)
+{
+        /* Fails only past 2^61 bytes. */
+        (void)CRYPTO_gcm128_aad(s->gcm, data, len);
+}
+
+/* s's GCM state for its nonce, fed the domain, kind and name: 0 or
+ * -ENOMEM. */
+static int file_seal_start(const Journal *j, JournalFileSealer *s, const char *kind,
+                           const char *name)
+{
+        s->gcm = CRYPTO_gcm128_new((void *)j->seal_aes, (block128_f)AES_encrypt);
+        if (!s->gcm)
+                return -ENOMEM;
+        CRYPTO_gcm128_setiv(s->gcm, s->nonce, sizeof(s->nonce));
+        journal_file_seal_update(s, SEAL_FILE_DOMAIN, sizeof(SEAL_FILE_DOMAIN));
+        journal_file_seal_update(s, kind, strlen(kind) + 1);
+        journal_file_seal_update(s, name, strlen(name) + 1);
+        return 0;
+}
+
+int journal_file_seal_begin(const Journal *j, JournalFileSealer *s, const char *kind,
+                            const char *name)
+{
+        ssize_t n;
+
+        do
+                n = getrandom(s->nonce, sizeof(s->nonce), 0);
+        while (n < 0 && errno == EINTR);
+        if (n != (ssize_t)sizeof(s->nonce))
+                return n < 0 ? -errno : -EIO;
+        return file_seal_start(j, s, kind, name);
+}
+
+void journal_file_seal_abort(JournalFileSealer *s)
+{
+        CRYPTO_gcm128_release(s->gcm); /* cleanses it */
+        s->gcm = NULL;
+}
+
+int journal_file_seal_end(const Journal *j, JournalFileSealer *s, int fd)
+{
+        unsigned char seal[JOURNAL_FILE_SEAL_LEN];
+
+        memcpy(seal, s->nonce, JOURNAL_FILE_NONCE_LEN);
+        CRYPTO_gcm128_tag(s->gcm, seal + JOURNAL_FILE_NONCE_LEN, JOURNAL_FILE_TAG_LEN);
+        journal_file_seal_abort(s);
+        return j->ops.fsetxattr(fd, JOURNAL_SEAL_XATTR, seal, sizeof(seal), 0) < 0 ? -errno : 0;
+}
+
+/* Whether got (n bytes of a file's attribute) seals text as kind and
+ * name: 1, 0 (missing, wrong, or of another length) or -ENOMEM. */
+static int seal_check(const Journal *j, const char *kind, const char *name, const char *text,
+                      size_t len, const unsigned char *got, ssize_t n)
+{
+        unsigned char want[JOURNAL_SEAL_LEN];
+        JournalFileSealer s;
+        int r;
+
+        if (n == JOURNAL_SEAL_LEN) {
+                journal_seal_of(j, kind, name, text, len, want);
+                return CRYPTO_memcmp(want, got, JOURNAL_SEAL_LEN) == 0;
+        }
+        if (n != JOURNAL_FILE_SEAL_LEN)
+                return 0;
+        memcpy(s.nonce, got, JOURNAL_FILE_NONCE_LEN);
+        r = file_seal_start(j, &s, kind, name);
+        if (r < 0)
+                return r;
+        journal_file_seal_update(&s, text, len);
+        /* Compares in constant time. */
+        r = CRYPTO_gcm128_finish(s.gcm, got + JOURNAL_FILE_NONCE_LEN, JOURNAL_FILE_TAG_LEN) == 0;
+        journal_file_seal_abort(&s);
+        return r;
 }
 
 /* A new key, written as storage_fd/journal.key durably (file, rename,
@@ -211,18 +310,21 @@ int journal_seal_read_at(Journal *j, int dirfd, const char *path, const char *ki
         if (r < 0)
                 return r;
         if (j->sealed) {
-                journal_seal_of(j, kind, name, text, len, want);
                 n = fgetxattr(fd, JOURNAL_SEAL_XATTR, got, sizeof(got));
                 if (n < 0 && errno == ERANGE)
                         n = 0; /* a seal of another size: no seal of ours */
                 else if (n < 0 && errno != ENODATA)
                         return -errno;
-                if (n != JOURNAL_SEAL_LEN || CRYPTO_memcmp(want, got, sizeof(got)) != 0) {
+                r = seal_check(j, kind, name, text, len, got, n);
+                if (r < 0)
+                        return r;
+                if (r == 0) {
                         /* Entries of the version before seals, found when
                          * the key was made: accepted this once, and
                          * sealed. */
                         if (!j->seal_fresh || n >= 0)
                                 return JOURNAL_FORGED;
+                        journal_seal_of(j, kind, name, text, len, want);
                         r = journal_seal_set(j, fd, want);
                         if (r < 0)
                                 return r;
