@@ -35,11 +35,18 @@ static char *path_join(const char *a, const char *b)
         return s;
 }
 
-/* mkdir -p, with mode for each directory it makes. */
+/* mkdir -p, with mode for each directory it makes. The path itself is
+ * tried first: its parents are there for every plan but the first, and
+ * walking them would cost a failed mkdir() each. */
 static int mkdir_parents(const char *path, mode_t mode)
 {
-        _cleanup_free_ char *p = strdup(path);
+        _cleanup_free_ char *p = NULL;
 
+        if (mkdir(path, mode) == 0 || errno == EEXIST)
+                return 0;
+        if (errno != ENOENT)
+                return -errno;
+        p = strdup(path);
         if (!p)
                 return -ENOMEM;
         for (char *s = p + 1;; s++) {
