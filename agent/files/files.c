@@ -503,7 +503,9 @@ static int put_inline(Files *f, const char *file_id, const json_t *file_def, Pla
                 return files_fail_os(err, errno, path);
         if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
                 return files_fail_os(err, EEXIST, path);
-        if (ftruncate(fd, 0) < 0)
+        /* A new file is empty already; truncating it would still cost the
+         * file system a truncate of its inode. */
+        if (st.st_size > 0 && ftruncate(fd, 0) < 0)
                 return files_fail_os(err, errno, path);
         if ((r = files_own_fd(f, fd)) < 0)
                 return files_fail_os(err, -r, path);
