@@ -454,6 +454,29 @@ START_TEST(test_planted_hardlink)
 }
 END_TEST
 
+START_TEST(test_planted_longer_file)
+{
+        _cleanup_plan_error_ PlanError err = PLAN_ERROR_INIT;
+        _cleanup_(files_freep) Files *f = NULL;
+        _cleanup_json_ json_t *plan = one_script_plan(
+                "[\"y\"]", "\"y\": {\"Name\": \"n\", \"BodyType\": \"Text\", \"Body\": \"2\"}");
+        _cleanup_free_ char *path = NULL, *p = NULL, *data = NULL;
+        FILE *fp;
+
+        /* An earlier script left a longer file of its own at the name: it
+         * is written over, nothing of it left after the new body. */
+        ck_assert_int_eq(files_new(storage, "p1", plan, NULL, NULL, &f), 0);
+        p = pathf("%s/y", files_cache_dir(f));
+        fp = fopen(p, "w");
+        ck_assert_ptr_nonnull(fp);
+        fputs("left behind by a script", fp);
+        fclose(fp);
+        ck_assert_int_eq(files_prepare_script(f, "s", &path, &err), 0);
+        data = slurp(p, NULL);
+        ck_assert_str_eq(data, "2");
+}
+END_TEST
+
 static const struct {
         const char *file;   /* the extra file "y" */
         const char *items;  /* the script's Files */
@@ -611,6 +634,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_name_through_symlink);
         tcase_add_test(tc, test_name_through_planted_symlink);
         tcase_add_test(tc, test_planted_hardlink);
+        tcase_add_test(tc, test_planted_longer_file);
         tcase_add_loop_test(tc, test_bad_files, 0, ELEMENTSOF(bad_cases));
         tcase_add_test(tc, test_sha256_inline);
         tcase_add_test(tc, test_cleanup);

@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -205,63 +206,72 @@ static void rm_move_up(RmState *s, int dfd, const char *name)
         rm_note(s, errno);
 }
 
+/* The size of the buffer for a directory's entries, as opendir()'s. */
+#define RM_DIRENT_BUF 32768
+
+/* One entry of dfd: what is not a directory is unlinked, a directory is
+ * emptied and removed (or, too deep, moved up). */
+static void rm_entry(RmState *s, int dfd, const char *name, unsigned char type, unsigned depth);
+
 static void rm_children(RmState *s, int dfd, unsigned depth)
 {
-        struct dirent *de;
-        DIR *d;
-        int fd;
+        _cleanup_free_ char *buf = malloc(RM_DIRENT_BUF);
+        ssize_t n;
 
-        fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-        if (fd < 0) {
+        if (!buf) {
+                rm_note(s, ENOMEM);
+                return;
+        }
+        /* The entries are read straight from dfd (no DIR, which would need
+         * a duplicate of it, its fstat() and its flags), from the start:
+         * an earlier pass over the top directory left it at the end. */
+        if (lseek(dfd, 0, SEEK_SET) < 0) {
                 rm_note(s, errno);
                 return;
         }
-        d = fdopendir(fd);
-        if (!d) {
-                rm_note(s, errno);
-                close(fd);
-                return;
-        }
-        /* The duplicate shares its offset with dfd, which an earlier pass
-         * over the top directory left at the end. */
-        rewinddir(d);
-        while ((errno = 0, de = readdir(d))) {
-                const char *name = de->d_name;
-                bool is_dir = de->d_type == DT_DIR;
-                struct stat st;
-                int sub;
+        while ((n = getdents64(dfd, buf, RM_DIRENT_BUF)) > 0)
+                for (ssize_t off = 0; off < n;) {
+                        const struct dirent64 *de = (const struct dirent64 *)(buf + off);
 
-                if (streq(name, ".") || streq(name, ".."))
-                        continue;
-                if (de->d_type == DT_UNKNOWN && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-                        is_dir = S_ISDIR(st.st_mode);
-                if (!is_dir) {
-                        if (unlinkat(dfd, name, 0) == 0)
-                                s->progress = true;
-                        else if (errno != ENOENT)
-                                rm_note(s, errno);
-                        continue;
+                        off += de->d_reclen;
+                        if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                                rm_entry(s, dfd, de->d_name, de->d_type, depth);
                 }
-                if (depth >= RM_MAX_DEPTH) {
-                        rm_move_up(s, dfd, name);
-                        continue;
-                }
-                sub = rm_open_dir(dfd, name);
-                if (sub < 0) {
-                        if (errno != ENOENT)
-                                rm_note(s, errno);
-                        continue;
-                }
-                rm_children(s, sub, depth + 1);
-                close(sub);
-                if (unlinkat(dfd, name, AT_REMOVEDIR) == 0)
+        if (n < 0)
+                rm_note(s, errno);
+}
+
+static void rm_entry(RmState *s, int dfd, const char *name, unsigned char type, unsigned depth)
+{
+        bool is_dir = type == DT_DIR;
+        struct stat st;
+        int sub;
+
+        if (type == DT_UNKNOWN && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                is_dir = S_ISDIR(st.st_mode);
+        if (!is_dir) {
+                if (unlinkat(dfd, name, 0) == 0)
                         s->progress = true;
-                else if (errno != ENOENT && errno != ENOTEMPTY)
+                else if (errno != ENOENT)
                         rm_note(s, errno);
+                return;
         }
-        if (errno != 0)
+        if (depth >= RM_MAX_DEPTH) {
+                rm_move_up(s, dfd, name);
+                return;
+        }
+        sub = rm_open_dir(dfd, name);
+        if (sub < 0) {
+                if (errno != ENOENT)
+                        rm_note(s, errno);
+                return;
+        }
+        rm_children(s, sub, depth + 1);
+        close(sub);
+        if (unlinkat(dfd, name, AT_REMOVEDIR) == 0)
+                s->progress = true;
+        else if (errno != ENOENT && errno != ENOTEMPTY)
                 rm_note(s, errno);
-        closedir(d);
 }
 
 int files_rm_tree_at(int dfd, const char *name)

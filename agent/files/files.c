@@ -35,11 +35,18 @@ static char *path_join(const char *a, const char *b)
         return s;
 }
 
-/* mkdir -p, with mode for each directory it makes. */
+/* mkdir -p, with mode for each directory it makes. The path itself is
+ * tried first: its parents are there for every plan but the first, and
+ * walking them would cost a failed mkdir() each. */
 static int mkdir_parents(const char *path, mode_t mode)
 {
-        _cleanup_free_ char *p = strdup(path);
+        _cleanup_free_ char *p = NULL;
 
+        if (mkdir(path, mode) == 0 || errno == EEXIST)
+                return 0;
+        if (errno != ENOENT)
+                return -errno;
+        p = strdup(path);
         if (!p)
                 return -ENOMEM;
         for (char *s = p + 1;; s++) {
@@ -496,7 +503,9 @@ static int put_inline(Files *f, const char *file_id, const json_t *file_def, Pla
                 return files_fail_os(err, errno, path);
         if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
                 return files_fail_os(err, EEXIST, path);
-        if (ftruncate(fd, 0) < 0)
+        /* A new file is empty already; truncating it would still cost the
+         * file system a truncate of its inode. */
+        if (st.st_size > 0 && ftruncate(fd, 0) < 0)
                 return files_fail_os(err, errno, path);
         if ((r = files_own_fd(f, fd)) < 0)
                 return files_fail_os(err, -r, path);

@@ -3,6 +3,7 @@
 #include "runner/runner-durable.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,19 +35,37 @@ struct RunnerDurable {
         char *end_message;
 };
 
-/* The kernel's boot ID (random per boot). MURANOAGENT_BOOT_ID_FILE names
- * another file, for tests that play a reboot. */
-static void read_boot_id(char out[64])
+static void read_boot_id_file(const char *path, char out[64])
 {
-        const char *path = getenv("MURANOAGENT_BOOT_ID_FILE");
         _cleanup_free_ char *text = NULL;
         size_t len = 0;
 
         out[0] = '\0';
-        if (file_read_all(path && *path ? path : BOOT_ID_FILE, 63, &text, &len) < 0)
+        if (file_read_all(path, 63, &text, &len) < 0)
                 return;
         text[strcspn(text, "\n")] = '\0';
         snprintf(out, 64, "%s", text);
+}
+
+static char kernel_boot_id[64];
+
+static void read_kernel_boot_id(void)
+{
+        read_boot_id_file(BOOT_ID_FILE, kernel_boot_id);
+}
+
+/* The kernel's boot ID (random per boot), read once: it cannot change
+ * while this process lives. MURANOAGENT_BOOT_ID_FILE names another file,
+ * for tests that play a reboot, read at each plan. */
+static void read_boot_id(char out[64])
+{
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+        const char *path = getenv("MURANOAGENT_BOOT_ID_FILE");
+
+        if (path && *path)
+                return read_boot_id_file(path, out);
+        pthread_once(&once, read_kernel_boot_id);
+        memcpy(out, kernel_boot_id, 64);
 }
 
 static int end_plan(RunnerDurable *d, int code, const char *fmt, ...) _printf_(3, 4);

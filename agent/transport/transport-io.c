@@ -352,17 +352,28 @@ static int handle_frame(Transport *t, const TransportFrameInfo *info, bool stopp
         return 0;
 }
 
-/* Read and handle every frame there is, without waiting. */
-static int drain(Transport *t, bool stopping, char **ret_reason, bool *ret_polite)
+/* Read and handle every frame there is, without waiting. readable says
+ * that the socket may hold bytes: when it does not, and rabbitmq-c holds
+ * neither a frame nor bytes of one, there is nothing to read, and the
+ * read that would say so (a recv() and a poll() that find nothing) is not
+ * made. Over TLS the library may hold decrypted bytes that neither
+ * poll() nor amqp_data_in_buffer() can see, so it is always asked. Bytes
+ * that come after a read are left to the next poll(), which returns at
+ * once for them. */
+static int drain(Transport *t, bool readable, bool stopping, char **ret_reason, bool *ret_polite)
 {
         TransportIo *io = &t->io;
         struct timeval zero = {0, 0};
 
+        readable = readable || t->opts.ssl;
         for (;;) {
                 TransportFrameInfo info;
                 amqp_frame_t f;
                 int status, r;
 
+                if (!readable && !amqp_frames_enqueued(io->conn) && !amqp_data_in_buffer(io->conn))
+                        return 0;
+                readable = t->opts.ssl;
                 status = amqp_simple_wait_frame_noblock(io->conn, &f, &zero);
                 if (status == AMQP_STATUS_TIMEOUT)
                         return 0;
@@ -430,6 +441,10 @@ static int io_session(Transport *t, char **ret_reason, bool *ret_polite)
         TransportIo *io = &t->io;
         int sock = amqp_get_sockfd(io->conn);
 
+        /* Whether the last poll() found the socket readable (or there was
+         * none yet). */
+        bool readable = true;
+
         io->last_inbound_ns = io->last_heartbeat_ns = now_ns();
         for (;;) {
                 struct pollfd p[2] = {{.fd = sock, .events = POLLIN},
@@ -441,7 +456,7 @@ static int io_session(Transport *t, char **ret_reason, bool *ret_polite)
                 r = run_cmds(t, transport_take_cmds(t, &stop), ret_reason);
                 if (r < 0)
                         return r;
-                r = drain(t, false, ret_reason, ret_polite);
+                r = drain(t, readable, false, ret_reason, ret_polite);
                 if (r < 0)
                         return r;
                 if (stop)
@@ -458,6 +473,7 @@ static int io_session(Transport *t, char **ret_reason, bool *ret_polite)
                 r = poll(p, 2, session_timeout(io, now));
                 if (r < 0 && errno != EINTR)
                         return lost(ret_reason, -errno, "poll() failed: %s", strerror(errno));
+                readable = r != 0 && (r < 0 || p[0].revents != 0);
                 if (r > 0 && p[0].revents)
                         io->last_inbound_ns = now_ns();
                 if (r > 0 && (p[1].revents & POLLIN))
@@ -483,7 +499,7 @@ static void io_finish(Transport *t)
                 struct pollfd p = {.fd = sock, .events = POLLIN};
                 uint64_t now;
 
-                if (drain(t, true, &reason, &polite) < 0) {
+                if (drain(t, true, true, &reason, &polite) < 0) {
                         transport_disconnect(t, polite);
                         return;
                 }
