@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/uio.h>
 
+#include "journal/journal-internal.h" /* the record kinds */
 #include "journal/journal-log.h"
 
 static unsigned n_fdatasync, n_syncfs, n_calls_fdatasync;
@@ -708,6 +709,53 @@ START_TEST(test_call_recovery)
 }
 END_TEST
 
+/* A ring full of records of small entries, each with its own name, and
+ * entry X's PLAN first and its RESULT last: the open finds X's records
+ * across all the others, and replays them in time linear in the records
+ * (entry_of() looks a name up in a sorted index; the open time is printed
+ * for docs/journal.md). */
+START_TEST(test_many_entries)
+{
+        enum { N = 16000, BASE = 20000000 };
+        JournalCallsKey *k = NULL;
+        JournalLog *log = NULL;
+        Journal *j = open_wal();
+        int dfd = open(storage, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        unsigned char call[9] = {0};
+        char x[JOURNAL_TS_MAX], name[JOURNAL_TS_MAX], *want = NULL;
+        struct timespec t0, t1;
+
+        ck_assert_int_eq(journal_log_key(j, &k), 0);
+        journal_free(j);
+        snprintf(x, sizeof(x), "%d", BASE + N);
+        ck_assert_int_eq(journal_log_open(dfd, k, NULL, NULL, NULL, &log), 0);
+        ck_assert_int_eq(journal_log_checkpoint(log), 0);
+        ck_assert_int_eq(journal_log_append(log, JOURNAL_WAL_PLAN, x, "{}", 2, false), 0);
+        for (int i = 0; i < N; i++) {
+                snprintf(name, sizeof(name), "%d", BASE + i);
+                ck_assert_int_eq(
+                        journal_log_append(log, JOURNAL_WAL_CALL, name, call, sizeof(call), false),
+                        0);
+        }
+        ck_assert_int_eq(
+                journal_log_append(log, JOURNAL_WAL_RESULT, x, result, strlen(result), true), 0);
+        journal_log_free(log);
+        journal_calls_key_free(k);
+        close(dfd);
+
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        j = open_wal();
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        fprintf(stderr, "# open of a log of %d entries: %.1f ms\n", N + 1,
+                (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+        ck_assert_uint_eq(journal_open_report(j)->n_wal_records, N + 2);
+        ck_assert_int_ge(asprintf(&want, "%s:result", x), 0);
+        assert_entries(j, want);
+        free(want);
+        journal_free(j);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_off_by_default);
@@ -721,6 +769,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_call_flushes);
         tcase_add_loop_test(tc, test_call_recovery, 0, N_CALLS_LOSSES);
         tcase_add_test(tc, test_call_concurrent);
+        tcase_add_test(tc, test_many_entries);
 }
 
 int main(void)
