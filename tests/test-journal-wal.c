@@ -1,5 +1,6 @@
-/* Tests for the journal with its write-ahead log (JournalOptions.wal, in
- * development): off by default; with it, a stored, begun and answered
+/* Tests for the journal with its write-ahead log (JournalOptions.wal):
+ * off in JOURNAL_OPTIONS_DEFAULT (the daemon's [agent] journal_log turns
+ * it on by default); with it, a stored, begun and answered
  * plan costs one fdatasync() of journal.log each and no fsync(); the files
  * of plans/ are byte for byte those of a journal without it; and after a
  * crash whose power loss took or tore those files (written without a

@@ -410,7 +410,7 @@ int journal_quarantine(Journal *j, const char *ts, const char *file);
 
 /* --- journal-wal.c: the write-ahead log (JournalOptions.wal) ------------- */
 
-/* Record kinds (docs/journal.md, "The write-ahead log (in development)"). */
+/* Record kinds (docs/journal.md, "The write-ahead log"). */
 enum {
         JOURNAL_WAL_PLAN = 1,   /* the plan.json bytes */
         JOURNAL_WAL_BEGIN = 2,  /* nothing: `running` */

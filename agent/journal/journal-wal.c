@@ -1,8 +1,8 @@
-/* The journal's use of its write-ahead log (JournalOptions.wal, in
- * development): the records its calls append before they write the
+/* The journal's use of its write-ahead log (JournalOptions.wal): the
+ * records its calls append before they write the
  * files of plans/ without a flush, the recovery at open that makes those
  * files say what the records say, and the checkpoints that make them
- * durable (docs/journal.md, "The write-ahead log (in development)";
+ * durable (docs/journal.md, "The write-ahead log";
  * journal-log.h is the file itself). */
 #include <errno.h>
 #include <fcntl.h>
