@@ -13,11 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "test-lib.h"
 #include "daemon/daemon-cancel.h"
 #include "daemon/daemon-internal.h"
+#include "journal/journal-log.h"
 #include "log/log.h"
 #include "plan/plan-cancel.h"
 #include "result/result.h"
@@ -907,6 +909,61 @@ START_TEST(test_checkpoint_when_idle)
 }
 END_TEST
 
+/* The superblock's writes fail while fail_superblock is set. */
+static bool fail_superblock;
+
+static ssize_t sb_pwritev(int fd, const struct iovec *iov, int n, off_t off)
+{
+        if (fail_superblock && off < JOURNAL_LOG_RING_START) {
+                errno = EIO;
+                return -1;
+        }
+        return pwritev(fd, iov, n, off);
+}
+
+static char warn_path[128];
+
+static bool checkpoint_warned(void)
+{
+        _cleanup_free_ char *text = NULL;
+
+        return file_read_all(warn_path, 1 << 20, &text, NULL) == 0 &&
+               strstr(text, "the checkpoint of the write-ahead log failed: Input/output error");
+}
+
+/* A checkpoint that fails is the daemon's warning, and fences the log: the
+ * next plan's store checkpoints before its record. */
+START_TEST(test_checkpoint_fails)
+{
+        static const JournalOps ops = {.syncfs = counting_syncfs};
+        static const JournalLogOps log_ops = {.pwritev = sb_pwritev};
+        JournalOptions o = JOURNAL_OPTIONS_DEFAULT;
+
+        o.ops = &ops;
+        o.wal = true;
+        o.wal_ops = &log_ops;
+        journal_free(d.journal);
+        ck_assert_int_eq(journal_open(storage, &o, &d.journal), 0);
+        cfg->agent.journal_log = true;
+        snprintf(warn_path, sizeof(warn_path), "%s/agent.log", storage);
+        ck_assert_int_eq(log_open_with(&(LogOptions){.path = warn_path}), 0);
+        loop_thread = uv_thread_self();
+        connect_ready();
+        deliver_quick("a");
+        run_until(published_1, "a result is published");
+        confirm(1, TRANSPORT_CONFIRM_ACK);
+        run_until(settled_empty, "the result is removed");
+        fail_superblock = true;
+        run_until(checkpoint_warned, "the failed checkpoint is a warning");
+        fail_superblock = false;
+        ck_assert_uint_eq(n_syncfs, 2);
+        deliver_quick("b");
+        run_until(published_2, "b's result is published");
+        ck_assert_uint_eq(n_syncfs, 3);
+        log_close();
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_roundtrip);
@@ -925,6 +982,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_cancel_changes_nothing);
         tcase_add_test(tc, test_cancel_unsigned_rejected);
         tcase_add_test(tc, test_checkpoint_when_idle);
+        tcase_add_test(tc, test_checkpoint_fails);
 }
 
 int main(void)
