@@ -710,6 +710,39 @@ START_TEST(test_call_recovery)
 }
 END_TEST
 
+/* Records written into journal.log as the journal's key seals them, after
+ * a checkpoint of a journal that was closed: what its next open replays. */
+typedef struct Planted {
+        JournalCallsKey *key;
+        JournalLog *log;
+        int dfd;
+} Planted;
+
+static void plant_begin(Planted *p)
+{
+        Journal *j = open_wal();
+
+        p->dfd = open(storage, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(p->dfd, 0);
+        ck_assert_int_eq(journal_log_key(j, &p->key), 0);
+        journal_free(j);
+        ck_assert_int_eq(journal_log_open(p->dfd, p->key, NULL, NULL, NULL, &p->log), 0);
+        ck_assert_int_eq(journal_log_checkpoint(p->log), 0);
+}
+
+static void plant(Planted *p, unsigned kind, const char *ts, const void *data, size_t len)
+{
+        ck_assert_int_eq(journal_log_append(p->log, kind, ts, data, len, false), 0);
+}
+
+static void plant_end(Planted *p)
+{
+        ck_assert_int_eq(journal_log_sync(p->log), 0);
+        journal_log_free(p->log);
+        journal_calls_key_free(p->key);
+        close(p->dfd);
+}
+
 /* A ring full of records of small entries, each with its own name, and
  * entry X's PLAN first and its RESULT last: the open finds X's records
  * across all the others, and replays them in time linear in the records
@@ -718,31 +751,21 @@ END_TEST
 START_TEST(test_many_entries)
 {
         enum { N = 16000, BASE = 20000000 };
-        JournalCallsKey *k = NULL;
-        JournalLog *log = NULL;
-        Journal *j = open_wal();
-        int dfd = open(storage, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        Planted p;
+        Journal *j;
         unsigned char call[9] = {0};
         char x[JOURNAL_TS_MAX], name[JOURNAL_TS_MAX], *want = NULL;
         struct timespec t0, t1;
 
-        ck_assert_int_eq(journal_log_key(j, &k), 0);
-        journal_free(j);
         snprintf(x, sizeof(x), "%d", BASE + N);
-        ck_assert_int_eq(journal_log_open(dfd, k, NULL, NULL, NULL, &log), 0);
-        ck_assert_int_eq(journal_log_checkpoint(log), 0);
-        ck_assert_int_eq(journal_log_append(log, JOURNAL_WAL_PLAN, x, "{}", 2, false), 0);
+        plant_begin(&p);
+        plant(&p, JOURNAL_WAL_PLAN, x, "{}", 2);
         for (int i = 0; i < N; i++) {
                 snprintf(name, sizeof(name), "%d", BASE + i);
-                ck_assert_int_eq(
-                        journal_log_append(log, JOURNAL_WAL_CALL, name, call, sizeof(call), false),
-                        0);
+                plant(&p, JOURNAL_WAL_CALL, name, call, sizeof(call));
         }
-        ck_assert_int_eq(
-                journal_log_append(log, JOURNAL_WAL_RESULT, x, result, strlen(result), true), 0);
-        journal_log_free(log);
-        journal_calls_key_free(k);
-        close(dfd);
+        plant(&p, JOURNAL_WAL_RESULT, x, result, strlen(result));
+        plant_end(&p);
 
         clock_gettime(CLOCK_MONOTONIC, &t0);
         j = open_wal();
@@ -751,6 +774,34 @@ START_TEST(test_many_entries)
                 (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
         ck_assert_uint_eq(journal_open_report(j)->n_wal_records, N + 2);
         ck_assert_int_ge(asprintf(&want, "%s:result", x), 0);
+        assert_entries(j, want);
+        free(want);
+        journal_free(j);
+}
+END_TEST
+
+/* A CALL whose offset and length do not fit in an off_t (sealed: a writer
+ * with the key, or a bug) is not replayed: the open goes on, and the
+ * entry's other records are. */
+START_TEST(test_call_offset_out_of_range)
+{
+        static const uint64_t offs[] = {UINT64_MAX - 3, (uint64_t)INT64_MAX, (uint64_t)1 << 63};
+        unsigned char call[9];
+        Planted p;
+        Journal *j;
+        char *want = NULL;
+
+        plant_begin(&p);
+        plant(&p, JOURNAL_WAL_PLAN, "20000000", "{}", 2);
+        for (size_t i = 0; i < ELEMENTSOF(offs); i++) {
+                journal_le64_put(call, offs[i]);
+                call[8] = 'S';
+                plant(&p, JOURNAL_WAL_CALL, "20000000", call, sizeof(call));
+        }
+        plant_end(&p);
+        j = open_wal();
+        ck_assert_uint_eq(journal_open_report(j)->n_wal_records, 4);
+        ck_assert_int_ge(asprintf(&want, "%s:pending", "20000000"), 0);
         assert_entries(j, want);
         free(want);
         journal_free(j);
@@ -771,6 +822,7 @@ static void add_tests(TCase *tc)
         tcase_add_loop_test(tc, test_call_recovery, 0, N_CALLS_LOSSES);
         tcase_add_test(tc, test_call_concurrent);
         tcase_add_test(tc, test_many_entries);
+        tcase_add_test(tc, test_call_offset_out_of_range);
 }
 
 int main(void)

@@ -322,7 +322,11 @@ static int replay(Journal *j, WalRecords *rs)
                         take(&e->result, &e->result_len, rec);
                         break;
                 case JOURNAL_WAL_CALL:
-                        if (rec->len < 8)
+                        /* An offset whose write would end past what an
+                         * off_t holds is no call log's: left out, not an
+                         * open that fails. */
+                        if (rec->len < 8 ||
+                            journal_le64_get(rec->data) > (uint64_t)INT64_MAX - (rec->len - 8))
                                 break;
                         if (grow_array(&e->calls, &e->cap_calls, e->n_calls, sizeof(*e->calls),
                                        16) < 0) {
