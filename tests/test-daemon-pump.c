@@ -796,7 +796,7 @@ START_TEST(test_cancel_while_checking)
 
         journal_free(d.journal);
         ck_assert_int_eq(setenv("MURANOAGENT_SLOW_FSYNC_MS", "300", 1), 0);
-        jo.ops = daemon_test_journal_ops();
+        daemon_test_journal_ops(&jo);
         ck_assert_ptr_nonnull(jo.ops);
         ck_assert_int_eq(journal_open(storage, &jo, &d.journal), 0);
         cfg->agent.kill_grace = 1;
