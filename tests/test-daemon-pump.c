@@ -880,14 +880,17 @@ static bool checkpointed(void)
 
 /* With the write-ahead log, a moment after the last removal the log is
  * checkpointed on the thread pool: the next burst finds it empty. */
-START_TEST(test_checkpoint_when_idle)
+/* The daemon's journal with the write-ahead log (its syncfs() counted;
+ * log_ops: the log's file operations), and plan a run, published and
+ * removed. */
+static void wal_one_plan(const JournalLogOps *log_ops)
 {
         static const JournalOps ops = {.syncfs = counting_syncfs};
         JournalOptions o = JOURNAL_OPTIONS_DEFAULT;
-        uint64_t start;
 
         o.ops = &ops;
         o.wal = true;
+        o.wal_ops = log_ops;
         journal_free(d.journal);
         ck_assert_int_eq(journal_open(storage, &o, &d.journal), 0);
         cfg->agent.journal_log = true;
@@ -898,6 +901,13 @@ START_TEST(test_checkpoint_when_idle)
         run_until(published_1, "a result is published");
         confirm(1, TRANSPORT_CONFIRM_ACK);
         run_until(settled_empty, "the result is removed");
+}
+
+START_TEST(test_checkpoint_when_idle)
+{
+        uint64_t start;
+
+        wal_one_plan(NULL);
         start = uv_now(&loop);
         ck_assert_uint_eq(n_syncfs, 1);
         run_until(checkpointed, "the log is checkpointed");
@@ -935,24 +945,11 @@ static bool checkpoint_warned(void)
  * next plan's store checkpoints before its record. */
 START_TEST(test_checkpoint_fails)
 {
-        static const JournalOps ops = {.syncfs = counting_syncfs};
         static const JournalLogOps log_ops = {.pwritev = sb_pwritev};
-        JournalOptions o = JOURNAL_OPTIONS_DEFAULT;
 
-        o.ops = &ops;
-        o.wal = true;
-        o.wal_ops = &log_ops;
-        journal_free(d.journal);
-        ck_assert_int_eq(journal_open(storage, &o, &d.journal), 0);
-        cfg->agent.journal_log = true;
         snprintf(warn_path, sizeof(warn_path), "%s/agent.log", storage);
         ck_assert_int_eq(log_open_with(&(LogOptions){.path = warn_path}), 0);
-        loop_thread = uv_thread_self();
-        connect_ready();
-        deliver_quick("a");
-        run_until(published_1, "a result is published");
-        confirm(1, TRANSPORT_CONFIRM_ACK);
-        run_until(settled_empty, "the result is removed");
+        wal_one_plan(&log_ops);
         fail_superblock = true;
         run_until(checkpoint_warned, "the failed checkpoint is a warning");
         fail_superblock = false;
