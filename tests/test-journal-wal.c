@@ -92,12 +92,18 @@ static int count_one(void *userdata, const JournalLogRecord *rec)
 
 static unsigned log_records(void)
 {
+        _cleanup_free_ char *path = pathf("%s", JOURNAL_LOG_FILE), *aside = pathf("log.aside");
         JournalCallsKey *k = NULL;
-        Journal *j = open_with(NULL); /* the key; a journal without the log */
+        Journal *j;
         JournalLog *log = NULL;
         int dfd = open(storage, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         unsigned n = 0;
 
+        /* The key, from a journal without the log that finds none to
+         * replay. */
+        ck_assert_int_eq(rename(path, aside), 0);
+        j = open_with(NULL);
+        ck_assert_int_eq(rename(aside, path), 0);
         ck_assert_int_eq(journal_log_key(j, &k), 0);
         ck_assert_int_eq(journal_log_open(dfd, k, NULL, count_one, &n, &log), 0);
         journal_log_free(log);
@@ -808,6 +814,40 @@ START_TEST(test_call_offset_out_of_range)
 }
 END_TEST
 
+static void one_plan(Journal *j)
+{
+        if (journal_put_plan(j, "{}", 2, NULL, 0, "a", NULL, ts_a) < 0)
+                _exit(1);
+}
+
+/* A journal opened without the log (journal_log = false) after a crash
+ * with it replays journal.log all the same and leaves it empty: else the
+ * PLAN record would outlive the plan, done and removed without the log,
+ * and make it again (run twice) at the next open with the log. */
+START_TEST(test_off_after_crash)
+{
+        Journal *j;
+        char *want = NULL;
+
+        crash_after(one_plan, NULL);
+        j = open_with(NULL);
+        ck_assert_uint_eq(journal_open_report(j)->n_wal_records, 1);
+        ck_assert_int_ge(asprintf(&want, "%s:pending", ts_a), 0);
+        assert_entries(j, want);
+        free(want);
+        ck_assert_int_eq(journal_remove(j, ts_a, false), 0);
+        journal_free(j);
+        ck_assert_uint_eq(log_records(), 0);
+        j = open_wal();
+        assert_entries(j, "");
+        journal_free(j);
+        /* Without a journal.log, none is made. */
+        unlink_rel_ts(JOURNAL_LOG_FILE, "");
+        journal_free(open_with(NULL));
+        ck_assert(!exists(JOURNAL_LOG_FILE));
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_off_by_default);
@@ -823,6 +863,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_call_concurrent);
         tcase_add_test(tc, test_many_entries);
         tcase_add_test(tc, test_call_offset_out_of_range);
+        tcase_add_test(tc, test_off_after_crash);
 }
 
 int main(void)

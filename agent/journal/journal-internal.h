@@ -438,8 +438,9 @@ int journal_wal_open(Journal *j, int storage_fd, const struct JournalLogOps *ops
  * checkpoint, after which the log takes records. Returns 0 or -errno. */
 int journal_wal_settle(Journal *j);
 
-/* At journal_free(): a checkpoint when the log is ready, and the log
- * closed. */
+/* At journal_free(), and at the open of a journal without the log once
+ * the journal.log it found is replayed: a checkpoint when the log is
+ * ready and has records, and the log closed (j->wal NULL again). */
 void journal_wal_close(Journal *j);
 
 /* Append a record for entry ts, checkpointing first when the log is half

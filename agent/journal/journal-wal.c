@@ -492,6 +492,9 @@ void journal_wal_close(Journal *j)
                 (void)journal_wal_checkpoint(j);
         journal_log_free(j->wal);
         journal_calls_key_free(j->wal_key);
+        j->wal = NULL;
+        j->wal_key = NULL;
+        j->wal_ready = false;
         free_done(j);
 }
 
