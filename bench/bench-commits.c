@@ -5,7 +5,7 @@
  * with a done record, N times; the file system's transactions counted
  * from /proc/fs/jbd2/<device>/info around each call. Each commit is a
  * flush that waits for the journal's disk lock: what makes the agent slow
- * there (docs/journal.md, "The write-ahead log (in development)").
+ * there (docs/journal.md, "The write-ahead log").
  *
  *     bench/journaled-ext4.sh build/bench/bench-commits [N]   (default 200)
  *

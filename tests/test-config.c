@@ -109,6 +109,7 @@ static void assert_defaults_except_file(const Config *c)
         ck_assert_uint_eq(c->agent.heartbeat, 60);
         ck_assert(!c->agent.verify_hostname);
         ck_assert_uint_eq(c->agent.reconnect_max_delay, 60);
+        ck_assert(c->agent.journal_log);
 
         ck_assert(c->sandbox.enabled);
         ck_assert_str_eq(c->sandbox.user, "root");
@@ -588,10 +589,12 @@ START_TEST(test_bool)
         char text[128];
         Config *c;
 
-        snprintf(text, sizeof(text), "[DEFAULT]\ndebug = %s\n[sandbox]\nenabled = %s\n",
-                 bool_cases[_i].line, bool_cases[_i].line);
+        snprintf(text, sizeof(text),
+                 "[DEFAULT]\ndebug = %s\n[agent]\njournal_log = %s\n[sandbox]\nenabled = %s\n",
+                 bool_cases[_i].line, bool_cases[_i].line, bool_cases[_i].line);
         c = load_ok(text);
         ck_assert_int_eq(c->debug, bool_cases[_i].value);
+        ck_assert_int_eq(c->agent.journal_log, bool_cases[_i].value);
         ck_assert_int_eq(c->sandbox.enabled, bool_cases[_i].value);
         config_free(c);
 }

@@ -13,11 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "test-lib.h"
 #include "daemon/daemon-cancel.h"
 #include "daemon/daemon-internal.h"
+#include "journal/journal-log.h"
 #include "log/log.h"
 #include "plan/plan-cancel.h"
 #include "result/result.h"
@@ -794,7 +796,7 @@ START_TEST(test_cancel_while_checking)
 
         journal_free(d.journal);
         ck_assert_int_eq(setenv("MURANOAGENT_SLOW_FSYNC_MS", "300", 1), 0);
-        jo.ops = daemon_test_journal_ops();
+        daemon_test_journal_ops(&jo);
         ck_assert_ptr_nonnull(jo.ops);
         ck_assert_int_eq(journal_open(storage, &jo, &d.journal), 0);
         cfg->agent.kill_grace = 1;
@@ -878,14 +880,17 @@ static bool checkpointed(void)
 
 /* With the write-ahead log, a moment after the last removal the log is
  * checkpointed on the thread pool: the next burst finds it empty. */
-START_TEST(test_checkpoint_when_idle)
+/* The daemon's journal with the write-ahead log (its syncfs() counted;
+ * log_ops: the log's file operations), and plan a run, published and
+ * removed. */
+static void wal_one_plan(const JournalLogOps *log_ops)
 {
         static const JournalOps ops = {.syncfs = counting_syncfs};
         JournalOptions o = JOURNAL_OPTIONS_DEFAULT;
-        uint64_t start;
 
         o.ops = &ops;
         o.wal = true;
+        o.wal_ops = log_ops;
         journal_free(d.journal);
         ck_assert_int_eq(journal_open(storage, &o, &d.journal), 0);
         cfg->agent.journal_log = true;
@@ -896,6 +901,13 @@ START_TEST(test_checkpoint_when_idle)
         run_until(published_1, "a result is published");
         confirm(1, TRANSPORT_CONFIRM_ACK);
         run_until(settled_empty, "the result is removed");
+}
+
+START_TEST(test_checkpoint_when_idle)
+{
+        uint64_t start;
+
+        wal_one_plan(NULL);
         start = uv_now(&loop);
         ck_assert_uint_eq(n_syncfs, 1);
         run_until(checkpointed, "the log is checkpointed");
@@ -904,6 +916,48 @@ START_TEST(test_checkpoint_when_idle)
         ck_assert_uint_eq(n_syncfs, 2);
         ck_assert_int_eq(journal_checkpoint(d.journal), 0); /* nothing new: no syncfs() */
         ck_assert_uint_eq(n_syncfs, 2);
+}
+END_TEST
+
+/* The superblock's writes fail while fail_superblock is set. */
+static bool fail_superblock;
+
+static ssize_t sb_pwritev(int fd, const struct iovec *iov, int n, off_t off)
+{
+        if (fail_superblock && off < JOURNAL_LOG_RING_START) {
+                errno = EIO;
+                return -1;
+        }
+        return pwritev(fd, iov, n, off);
+}
+
+static char warn_path[128];
+
+static bool checkpoint_warned(void)
+{
+        _cleanup_free_ char *text = NULL;
+
+        return file_read_all(warn_path, 1 << 20, &text, NULL) == 0 &&
+               strstr(text, "the checkpoint of the write-ahead log failed: Input/output error");
+}
+
+/* A checkpoint that fails is the daemon's warning, and fences the log: the
+ * next plan's store checkpoints before its record. */
+START_TEST(test_checkpoint_fails)
+{
+        static const JournalLogOps log_ops = {.pwritev = sb_pwritev};
+
+        snprintf(warn_path, sizeof(warn_path), "%s/agent.log", storage);
+        ck_assert_int_eq(log_open_with(&(LogOptions){.path = warn_path}), 0);
+        wal_one_plan(&log_ops);
+        fail_superblock = true;
+        run_until(checkpoint_warned, "the failed checkpoint is a warning");
+        fail_superblock = false;
+        ck_assert_uint_eq(n_syncfs, 2);
+        deliver_quick("b");
+        run_until(published_2, "b's result is published");
+        ck_assert_uint_eq(n_syncfs, 3);
+        log_close();
 }
 END_TEST
 
@@ -925,6 +979,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_cancel_changes_nothing);
         tcase_add_test(tc, test_cancel_unsigned_rejected);
         tcase_add_test(tc, test_checkpoint_when_idle);
+        tcase_add_test(tc, test_checkpoint_fails);
 }
 
 int main(void)

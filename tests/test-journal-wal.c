@@ -1,5 +1,6 @@
-/* Tests for the journal with its write-ahead log (JournalOptions.wal, in
- * development): off by default; with it, a stored, begun and answered
+/* Tests for the journal with its write-ahead log (JournalOptions.wal):
+ * off in JOURNAL_OPTIONS_DEFAULT (the daemon's [agent] journal_log turns
+ * it on by default); with it, a stored, begun and answered
  * plan costs one fdatasync() of journal.log each and no fsync(); the files
  * of plans/ are byte for byte those of a journal without it; and after a
  * crash whose power loss took or tore those files (written without a
@@ -12,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/uio.h>
 
+#include "journal/journal-internal.h" /* the record kinds */
 #include "journal/journal-log.h"
 
 static unsigned n_fdatasync, n_syncfs, n_calls_fdatasync;
@@ -90,12 +92,18 @@ static int count_one(void *userdata, const JournalLogRecord *rec)
 
 static unsigned log_records(void)
 {
+        _cleanup_free_ char *path = pathf("%s", JOURNAL_LOG_FILE), *aside = pathf("log.aside");
         JournalCallsKey *k = NULL;
-        Journal *j = open_with(NULL); /* the key; a journal without the log */
+        Journal *j;
         JournalLog *log = NULL;
         int dfd = open(storage, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         unsigned n = 0;
 
+        /* The key, from a journal without the log that finds none to
+         * replay. */
+        ck_assert_int_eq(rename(path, aside), 0);
+        j = open_with(NULL);
+        ck_assert_int_eq(rename(aside, path), 0);
         ck_assert_int_eq(journal_log_key(j, &k), 0);
         ck_assert_int_eq(journal_log_open(dfd, k, NULL, count_one, &n, &log), 0);
         journal_log_free(log);
@@ -708,6 +716,138 @@ START_TEST(test_call_recovery)
 }
 END_TEST
 
+/* Records written into journal.log as the journal's key seals them, after
+ * a checkpoint of a journal that was closed: what its next open replays. */
+typedef struct Planted {
+        JournalCallsKey *key;
+        JournalLog *log;
+        int dfd;
+} Planted;
+
+static void plant_begin(Planted *p)
+{
+        Journal *j = open_wal();
+
+        p->dfd = open(storage, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(p->dfd, 0);
+        ck_assert_int_eq(journal_log_key(j, &p->key), 0);
+        journal_free(j);
+        ck_assert_int_eq(journal_log_open(p->dfd, p->key, NULL, NULL, NULL, &p->log), 0);
+        ck_assert_int_eq(journal_log_checkpoint(p->log), 0);
+}
+
+static void plant(Planted *p, unsigned kind, const char *ts, const void *data, size_t len)
+{
+        ck_assert_int_eq(journal_log_append(p->log, kind, ts, data, len, false), 0);
+}
+
+static void plant_end(Planted *p)
+{
+        ck_assert_int_eq(journal_log_sync(p->log), 0);
+        journal_log_free(p->log);
+        journal_calls_key_free(p->key);
+        close(p->dfd);
+}
+
+/* A ring full of records of small entries, each with its own name, and
+ * entry X's PLAN first and its RESULT last: the open finds X's records
+ * across all the others, and replays them in time linear in the records
+ * (entry_of() looks a name up in a sorted index; the open time is printed
+ * for docs/journal.md). */
+START_TEST(test_many_entries)
+{
+        enum { N = 16000, BASE = 20000000 };
+        Planted p;
+        Journal *j;
+        unsigned char call[9] = {0};
+        char x[JOURNAL_TS_MAX], name[JOURNAL_TS_MAX], *want = NULL;
+        struct timespec t0, t1;
+
+        snprintf(x, sizeof(x), "%d", BASE + N);
+        plant_begin(&p);
+        plant(&p, JOURNAL_WAL_PLAN, x, "{}", 2);
+        for (int i = 0; i < N; i++) {
+                snprintf(name, sizeof(name), "%d", BASE + i);
+                plant(&p, JOURNAL_WAL_CALL, name, call, sizeof(call));
+        }
+        plant(&p, JOURNAL_WAL_RESULT, x, result, strlen(result));
+        plant_end(&p);
+
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        j = open_wal();
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        fprintf(stderr, "# open of a log of %d entries: %.1f ms\n", N + 1,
+                (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+        ck_assert_uint_eq(journal_open_report(j)->n_wal_records, N + 2);
+        ck_assert_int_ge(asprintf(&want, "%s:result", x), 0);
+        assert_entries(j, want);
+        free(want);
+        journal_free(j);
+}
+END_TEST
+
+/* A CALL whose offset and length do not fit in an off_t (sealed: a writer
+ * with the key, or a bug) is not replayed: the open goes on, and the
+ * entry's other records are. */
+START_TEST(test_call_offset_out_of_range)
+{
+        static const uint64_t offs[] = {UINT64_MAX - 3, (uint64_t)INT64_MAX, (uint64_t)1 << 63};
+        unsigned char call[9];
+        Planted p;
+        Journal *j;
+        char *want = NULL;
+
+        plant_begin(&p);
+        plant(&p, JOURNAL_WAL_PLAN, "20000000", "{}", 2);
+        for (size_t i = 0; i < ELEMENTSOF(offs); i++) {
+                journal_le64_put(call, offs[i]);
+                call[8] = 'S';
+                plant(&p, JOURNAL_WAL_CALL, "20000000", call, sizeof(call));
+        }
+        plant_end(&p);
+        j = open_wal();
+        ck_assert_uint_eq(journal_open_report(j)->n_wal_records, 4);
+        ck_assert_int_ge(asprintf(&want, "%s:pending", "20000000"), 0);
+        assert_entries(j, want);
+        free(want);
+        journal_free(j);
+}
+END_TEST
+
+static void one_plan(Journal *j)
+{
+        if (journal_put_plan(j, "{}", 2, NULL, 0, "a", NULL, ts_a) < 0)
+                _exit(1);
+}
+
+/* A journal opened without the log (journal_log = false) after a crash
+ * with it replays journal.log all the same and leaves it empty: else the
+ * PLAN record would outlive the plan, done and removed without the log,
+ * and make it again (run twice) at the next open with the log. */
+START_TEST(test_off_after_crash)
+{
+        Journal *j;
+        char *want = NULL;
+
+        crash_after(one_plan, NULL);
+        j = open_with(NULL);
+        ck_assert_uint_eq(journal_open_report(j)->n_wal_records, 1);
+        ck_assert_int_ge(asprintf(&want, "%s:pending", ts_a), 0);
+        assert_entries(j, want);
+        free(want);
+        ck_assert_int_eq(journal_remove(j, ts_a, false), 0);
+        journal_free(j);
+        ck_assert_uint_eq(log_records(), 0);
+        j = open_wal();
+        assert_entries(j, "");
+        journal_free(j);
+        /* Without a journal.log, none is made. */
+        unlink_rel_ts(JOURNAL_LOG_FILE, "");
+        journal_free(open_with(NULL));
+        ck_assert(!exists(JOURNAL_LOG_FILE));
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_off_by_default);
@@ -721,6 +861,9 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_call_flushes);
         tcase_add_loop_test(tc, test_call_recovery, 0, N_CALLS_LOSSES);
         tcase_add_test(tc, test_call_concurrent);
+        tcase_add_test(tc, test_many_entries);
+        tcase_add_test(tc, test_call_offset_out_of_range);
+        tcase_add_test(tc, test_off_after_crash);
 }
 
 int main(void)

@@ -127,8 +127,8 @@ const ConfigOption config_options[] = {
         UINT(AGENT, "reboot_exit_code", agent.reboot_exit_code, "0", 0, 255),
         STR(AGENT, "reboot_command", agent.reboot_command, "systemctl reboot", CONFIG_OPT_NONEMPTY),
         UINT(AGENT, "max_reboots", agent.max_reboots, "3", 0, 1000),
-        /* In development (docs/journal.md, "The write-ahead log"). */
-        BOOL(AGENT, "journal_log", agent.journal_log, "false"),
+        /* docs/journal.md, "The write-ahead log". */
+        BOOL(AGENT, "journal_log", agent.journal_log, "true"),
 
         /* [sandbox]: ours. The profile comes first: its presets are applied
          * before the options a source sets (config-load.c). */

@@ -124,7 +124,7 @@ typedef struct Config {
                 unsigned reboot_exit_code;  /* a script's exit code asking for a reboot; 0 = off */
                 char *reboot_command;       /* run, by /bin/sh -c, for that reboot */
                 unsigned max_reboots;       /* reboots one plan may ask for */
-                bool journal_log;           /* the journal's write-ahead log (in development) */
+                bool journal_log;           /* the journal's write-ahead log */
         } agent;
 
         struct ConfigSandbox {

@@ -4,8 +4,10 @@
  * thread pool (a syncfs(): never on the loop), so that the next burst
  * finds the log empty and the mirror durable. Each removal puts it off
  * again: a burst pays no checkpoint until it is over. The clean stop makes
- * its own (daemon.c). A failed checkpoint is a warning: the log takes no
- * record until one succeeds, and the journal's next call makes one. */
+ * its own (daemon.c). A failed checkpoint is a warning: after a failed
+ * superblock write the log takes no record until one succeeds, which the
+ * journal's next call makes; after a failed syncfs() its records stay
+ * for the next checkpoint (docs/journal.md, "The checkpoint"). */
 #include <string.h>
 
 #include "daemon/daemon-work.h"

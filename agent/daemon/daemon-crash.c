@@ -19,8 +19,10 @@
  * not abort(): nothing of ours may run on the way out, exactly as with
  * kill -9 from outside, and no core file is written.
  *
- * MURANOAGENT_SLOW_FSYNC_MS=N makes every fsync of the journal take N ms
- * more (its JournalOps), a slow disk for tests/integration/slow-disk.sh. */
+ * MURANOAGENT_SLOW_FSYNC_MS=N makes every flush of the journal take N ms
+ * more (the fsync(), fdatasync() and syncfs() of its JournalOps, and the
+ * fdatasync() of its write-ahead log's JournalLogOps), a slow disk for
+ * tests/integration/slow-disk.sh. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,7 @@
 #include <unistd.h>
 
 #include "daemon/daemon-internal.h"
+#include "journal/journal-log.h"
 #include "log/log.h"
 
 static const char *const points[] = {"stored", "checked",   "begun",
@@ -101,21 +104,36 @@ static int slow_fsync(int fd)
         return fsync(fd);
 }
 
-const JournalOps *daemon_test_journal_ops(void)
+static int slow_fdatasync(int fd)
 {
-        static const JournalOps slow = {.fsync = slow_fsync};
+        usleep(slow_fsync_ms * 1000U);
+        return fdatasync(fd);
+}
+
+static int slow_syncfs(int fd)
+{
+        usleep(slow_fsync_ms * 1000U);
+        return syncfs(fd);
+}
+
+void daemon_test_journal_ops(JournalOptions *jo)
+{
+        static const JournalOps slow = {
+                .fsync = slow_fsync, .fdatasync = slow_fdatasync, .syncfs = slow_syncfs};
+        static const JournalLogOps slow_log = {.fdatasync = slow_fdatasync};
         const char *v = getenv("MURANOAGENT_SLOW_FSYNC_MS");
         unsigned long ms;
         char *end;
 
         if (!v || !*v)
-                return NULL;
+                return;
         ms = strtoul(v, &end, 10);
         if (*end || ms == 0 || ms > 60000) {
                 log_warning(NULL, "MURANOAGENT_SLOW_FSYNC_MS=%s is not 1 to 60000; ignoring it", v);
-                return NULL;
+                return;
         }
         slow_fsync_ms = (unsigned)ms;
-        log_warning(NULL, "test hook: every fsync of the journal takes %lu ms more", ms);
-        return &slow;
+        log_warning(NULL, "test hook: every flush of the journal takes %lu ms more", ms);
+        jo->ops = &slow;
+        jo->wal_ops = &slow_log;
 }

@@ -212,9 +212,10 @@ void daemon_checkpoint_log(int rc);
  * loop thread. */
 void daemon_crash_init(Daemon *d);
 void daemon_crash_point(Daemon *d, const char *point);
-/* The MURANOAGENT_SLOW_FSYNC_MS=N test hook: the journal's file operations
- * with an fsync N ms slower, or NULL (the system calls) when it is unset. */
-const JournalOps *daemon_test_journal_ops(void);
+/* The MURANOAGENT_SLOW_FSYNC_MS=N test hook: when it is set, jo's file
+ * operations (its own and its write-ahead log's) with every flush N ms
+ * slower; else jo is left as it is (the system calls). */
+void daemon_test_journal_ops(JournalOptions *jo);
 
 /* daemon.c: move the daemon's stage forward to to; on the loop thread. */
 void daemon_stage_move(Daemon *d, DaemonStage to);

@@ -326,7 +326,7 @@ static int daemon_start(Daemon *d, const char *const *config_paths)
                          signature_key_bits(d->key));
         }
 
-        jo.ops = daemon_test_journal_ops();
+        daemon_test_journal_ops(&jo);
         jo.max_plan_file = journal_plan_file_max(cfg->agent.max_plan_size);
         jo.wal = cfg->agent.journal_log;
         rc = open_journal(d, &jo);

@@ -439,7 +439,7 @@ int journal_quarantine(Journal *j, const char *ts, const char *file);
 
 /* --- journal-wal.c: the write-ahead log (JournalOptions.wal) ------------- */
 
-/* Record kinds (docs/journal.md, "The write-ahead log (in development)"). */
+/* Record kinds (docs/journal.md, "The write-ahead log"). */
 enum {
         JOURNAL_WAL_PLAN = 1,   /* the plan.json bytes */
         JOURNAL_WAL_BEGIN = 2,  /* nothing: `running` */
@@ -467,8 +467,9 @@ int journal_wal_open(Journal *j, int storage_fd, const struct JournalLogOps *ops
  * checkpoint, after which the log takes records. Returns 0 or -errno. */
 int journal_wal_settle(Journal *j);
 
-/* At journal_free(): a checkpoint when the log is ready, and the log
- * closed. */
+/* At journal_free(), and at the open of a journal without the log once
+ * the journal.log it found is replayed: a checkpoint when the log is
+ * ready and has records, and the log closed (j->wal NULL again). */
 void journal_wal_close(Journal *j);
 
 /* Append a record for entry ts, checkpointing first when the log is half

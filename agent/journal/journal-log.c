@@ -1,7 +1,7 @@
 /* The journal's write-ahead log: a preallocated file, a ring of sealed
  * records after two superblock copies, read back at open up to the first
  * record that is not whole (journal-log.h; docs/journal.md, "The
- * write-ahead log (in development)"). */
+ * write-ahead log"). */
 #include "journal/journal-log.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* journal-log: the journal's write-ahead log, <storage>/journal.log
- * (docs/journal.md, "The write-ahead log (in development)").
+ * (docs/journal.md, "The write-ahead log").
  *
  * One file of a fixed size, made once by writing zeros and never resized,
  * so that an append's fdatasync() flushes data only and commits nothing on

@@ -1,8 +1,8 @@
-/* The journal's use of its write-ahead log (JournalOptions.wal, in
- * development): the records its calls append before they write the
+/* The journal's use of its write-ahead log (JournalOptions.wal): the
+ * records its calls append before they write the
  * files of plans/ without a flush, the recovery at open that makes those
  * files say what the records say, and the checkpoints that make them
- * durable (docs/journal.md, "The write-ahead log (in development)";
+ * durable (docs/journal.md, "The write-ahead log";
  * journal-log.h is the file itself). */
 #include <errno.h>
 #include <fcntl.h>
@@ -129,16 +129,54 @@ static bool undone(const uint64_t *undo, size_t n_undo, uint64_t seq)
         return n_undo > 0 && bsearch(&seq, undo, n_undo, sizeof(*undo), cmp_u64) != NULL;
 }
 
-static WalEntry *entry_of(WalEntry **es, size_t *n, size_t *cap, const char *ts)
+static int cmp_entry(const void *a, const void *b)
 {
-        for (size_t i = 0; i < *n; i++)
-                if (streq((*es)[i].ts, ts))
-                        return &(*es)[i];
-        if (grow_array(es, cap, *n, sizeof(**es), 16) < 0)
-                return NULL;
-        (*es)[*n] = (WalEntry){0};
-        snprintf((*es)[*n].ts, JOURNAL_TS_MAX, "%s", ts);
-        return &(*es)[(*n)++];
+        return strcmp(((const WalEntry *)a)->ts, ((const WalEntry *)b)->ts);
+}
+
+/* Whether rec is replayed: a record of an entry, not named by an UNDO. */
+static bool replayed(const JournalLogRecord *rec, const uint64_t *undo, size_t n_undo)
+{
+        return rec->kind != JOURNAL_WAL_UNDO && journal_ts_valid(rec->name) &&
+               !undone(undo, n_undo, rec->seq);
+}
+
+/* One empty WalEntry for each entry name the records in rs that replay
+ * names, sorted by name (for entry_of()), in *ret. Returns 0 or -ENOMEM. */
+static int entries_of(const WalRecords *rs, const uint64_t *undo, size_t n_undo, WalEntry **ret,
+                      size_t *ret_n)
+{
+        WalEntry *es = NULL;
+        size_t n = 0;
+
+        if (rs->n > 0) {
+                es = calloc(rs->n, sizeof(*es));
+                if (!es)
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; i < rs->n; i++)
+                if (replayed(&rs->v[i], undo, n_undo))
+                        snprintf(es[n++].ts, JOURNAL_TS_MAX, "%s", rs->v[i].name);
+        if (n > 1)
+                qsort(es, n, sizeof(*es), cmp_entry);
+        /* One per name. */
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+                if (k == 0 || !streq(es[k - 1].ts, es[i].ts))
+                        es[k++] = es[i];
+        *ret = es;
+        *ret_n = k;
+        return 0;
+}
+
+/* Entry ts of es (entries_of()'s): a bsearch, so that replay stays
+ * O(n log n) in records at open. */
+static WalEntry *entry_of(WalEntry *es, size_t n, const char *ts)
+{
+        WalEntry key;
+
+        snprintf(key.ts, sizeof(key.ts), "%s", ts);
+        return n > 0 ? bsearch(&key, es, n, sizeof(*es), cmp_entry) : NULL;
 }
 
 /* Take the record's bytes as *dst (the record keeps none). */
@@ -254,26 +292,23 @@ static int replay(Journal *j, WalRecords *rs)
 {
         _cleanup_free_ uint64_t *undo = NULL;
         WalEntry *es = NULL;
-        size_t n = 0, cap = 0, n_undo = 0;
+        size_t n = 0, n_undo = 0;
         int r = undone_seqs(rs, &undo, &n_undo);
 
+        if (r == 0)
+                r = entries_of(rs, undo, n_undo, &es, &n);
         for (size_t i = 0; i < rs->n && r == 0; i++) {
                 JournalLogRecord *rec = &rs->v[i];
                 WalEntry *e;
 
-                if (rec->kind == JOURNAL_WAL_UNDO || !journal_ts_valid(rec->name) ||
-                    undone(undo, n_undo, rec->seq))
+                if (!replayed(rec, undo, n_undo))
                         continue;
                 /* Names handed out later are above every name the log
                  * holds, so that no removed name is taken again. */
                 uint64_t v = strtoull(rec->name, NULL, 10);
                 if (v > j->last_ts)
                         j->last_ts = v;
-                e = entry_of(&es, &n, &cap, rec->name);
-                if (!e) {
-                        r = -ENOMEM;
-                        break;
-                }
+                e = entry_of(es, n, rec->name);
                 switch (rec->kind) {
                 case JOURNAL_WAL_PLAN:
                         e->removed = false;
@@ -287,7 +322,11 @@ static int replay(Journal *j, WalRecords *rs)
                         take(&e->result, &e->result_len, rec);
                         break;
                 case JOURNAL_WAL_CALL:
-                        if (rec->len < 8)
+                        /* An offset whose write would end past what an
+                         * off_t holds is no call log's: left out, not an
+                         * open that fails. */
+                        if (rec->len < 8 ||
+                            journal_le64_get(rec->data) > (uint64_t)INT64_MAX - (rec->len - 8))
                                 break;
                         if (grow_array(&e->calls, &e->cap_calls, e->n_calls, sizeof(*e->calls),
                                        16) < 0) {
@@ -453,6 +492,9 @@ void journal_wal_close(Journal *j)
                 (void)journal_wal_checkpoint(j);
         journal_log_free(j->wal);
         journal_calls_key_free(j->wal_key);
+        j->wal = NULL;
+        j->wal_key = NULL;
+        j->wal_ready = false;
         free_done(j);
 }
 

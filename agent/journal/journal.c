@@ -73,8 +73,17 @@ static int open_plans(Journal *j, const char *storage, const JournalOptions *o)
          * failure. */
         (void)fchmod(j->plans_fd, 0700);
         r = journal_seal_open(j, storage_fd);
-        if (r < 0 || !o->wal)
+        if (r < 0)
                 return r;
+        /* Without the log, a journal.log that a start with it left is
+         * replayed all the same, and emptied by the checkpoint of
+         * journal_wal_settle(): its records may be all there is of a plan
+         * acked before a power loss, and a later start with the log would
+         * replay them over a mirror that has moved on (a plan done and
+         * removed made again). */
+        if (!o->wal &&
+            j->ops.faccessat(storage_fd, JOURNAL_LOG_FILE, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
         /* Before the listing: the files of plans/ are then as the log says,
          * and every repair below applies to them. */
         return journal_wal_open(j, storage_fd, o->wal_ops);
@@ -322,6 +331,8 @@ int journal_open(const char *storage, const JournalOptions *opt, Journal **ret)
         r = journal_wal_settle(j);
         if (r < 0)
                 return r;
+        if (!o.wal)
+                journal_wal_close(j); /* replayed and empty: done with */
         j->report.last_stamp = j->last_stamp;
         r = journal_reserve_open(j);
         if (r < 0)

@@ -179,8 +179,8 @@ typedef struct JournalOptions {
          * journal_begin(), journal_put_result() and journal_remove() make
          * their facts durable in <storage>/journal.log, and the files of
          * plans/ become its mirror, written without flushes and made
-         * durable at checkpoints (docs/journal.md, "The write-ahead log
-         * (in development)"). wal_ops: the log's file operations (NULL:
+         * durable at checkpoints (docs/journal.md, "The write-ahead
+         * log"). wal_ops: the log's file operations (NULL:
          * the system calls), for tests. */
         bool wal;
         const struct JournalLogOps *wal_ops;

@@ -268,6 +268,38 @@ journal_entries() {
     find "$d" -mindepth 1 -maxdepth 1 -type d ! -name 'done' ! -name 'quarantine' -printf '%f\n' | sort
 }
 
+# wal_state NAME: "GENERATION LIVE" of agent NAME's journal.log: the
+# generation of its checkpoint (the superblock copy of the higher one; the
+# MAC is the agent's to check) and whether a record follows it (1: the
+# record numbered as the checkpoint says lies at its start, or at the
+# ring's start where it would have wrapped; 0: the log is empty). Empty
+# output when there is no journal.log.
+wal_state() {
+    python3 - "$T/$1/storage/journal.log" <<'EOF'
+import os, struct, sys
+path = sys.argv[1]
+if not os.path.exists(path):
+    sys.exit(0)
+f = open(path, 'rb').read()
+best = None
+for copy, off in ((0, 0), (1, 4096)):
+    sb = f[off:off + 512]
+    if sb[:4] != b'MAWS':
+        continue
+    gen, size, ring, start, seq = struct.unpack_from('<QQQQQ', sb, 8)
+    if gen % 2 == copy and (best is None or gen > best[0]):
+        best = (gen, start, seq)
+if best is None:
+    print('none 0')
+    sys.exit(0)
+gen, start, seq = best
+def live(at):
+    h = f[at:at + 16]
+    return h[:4] == b'MAWL' and struct.unpack_from('<Q', h, 8)[0] == seq
+print(gen, int(live(start) or live(8192)))
+EOF
+}
+
 # ---- plans and results ----------------------------------------------------
 
 # script_plan FILE ID SCRIPT [STAMP]: a v2 plan whose Body returns the stdout

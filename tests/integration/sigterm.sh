@@ -122,29 +122,54 @@ same "twice: one result, 103" "twice	103" "$(results_table "$T/res-twice" | cut 
 # MURANOAGENT_STOP_AT=checked sends the agent SIGTERM after the plan's
 # checks and before it is marked running. The plan must not be answered as
 # interrupted (it never ran): it stays pending and runs at the next start.
-script_plan "$T/checked.json" checked "$(printf '#!/bin/sh\necho "ran $1"\n')"
-agent_start a MURANOAGENT_STOP_AT=checked
-agent_wait_consuming a "$((++starts))" || bail "the agent did not start consuming"
-amqp publish "$q" "$T/checked.json" >/dev/null
-agent_wait_exit a 20
-same "checked: the agent exits 0" 0 "$AGENT_STATUS"
-check "checked: the log says the plan waits" \
-    log_has a "stays in the journal and runs at the next start"
-same "checked: nothing published before the restart" 0 "$(amqp drain --idle 1000 "$rq")"
-e=$(journal_entries a)
-same "checked: its entry holds plan.json and the empty result slot, no running mark" \
-    ".result plan.json" \
-    "$(find "$T/a/storage/plans/$e" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | LC_ALL=C sort |
-        tr '\n' ' ' | sed 's/ $//')"
-agent_up a "$((++starts))"
-mkdir -p "$T/res-checked"
-amqp drain --count 1 --idle 10000 --out "$T/res-checked" "$rq" >/dev/null
-agent_stop a
-same "checked: one result, the real one" "$(printf 'checked\t0\t"ran checked"')" \
-    "$(results_table "$T/res-checked" | cut -f1,2,4)"
+# With the journal's write-ahead log (the default, agent a) the stop
+# checkpoints it: journal.log holds no record after its checkpoint and the
+# entry is its plan.json, made durable by that checkpoint. Without it
+# (agent w, journal_log = false) the entry holds the empty result slot its
+# store made durable.
+agent_conf w "stop_grace = 3" "kill_grace = 1" "journal_log = false"
+# checked_case AGENT FILES: the case with AGENT, whose entry holds FILES.
+checked_case() {
+    local a=$1 files=$2 e gen0 gen1 live
+    queues "$a"
+    script_plan "$T/checked.json" checked "$(printf '#!/bin/sh\necho "ran $1"\n')"
+    agent_start "$a" MURANOAGENT_STOP_AT=checked
+    agent_wait_consuming "$a" "$3" || bail "the agent did not start consuming"
+    read -r gen0 live <<<"$(wal_state "$a")"
+    amqp publish "$q" "$T/checked.json" >/dev/null
+    agent_wait_exit "$a" 20
+    same "checked ($a): the agent exits 0" 0 "$AGENT_STATUS"
+    check "checked ($a): the log says the plan waits" \
+        log_has "$a" "stays in the journal and runs at the next start"
+    same "checked ($a): nothing published before the restart" 0 "$(amqp drain --idle 1000 "$rq")"
+    e=$(journal_entries "$a")
+    same "checked ($a): its entry holds $files, no running mark" "$files" \
+        "$(find "$T/$a/storage/plans/$e" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null |
+            LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')"
+    read -r gen1 live <<<"$(wal_state "$a")"
+    if [ "$a" = a ]; then
+        check "checked ($a): the stop checkpointed the log (generation $gen0, then $gen1)" \
+            test "$gen1" -gt "$gen0"
+        same "checked ($a): the log holds no record after its checkpoint" 0 "$live"
+    else
+        same "checked ($a): no journal.log" "" "$gen1"
+    fi
+    agent_up "$a" "$(($3 + 1))"
+    rm -rf "$T/res-checked"
+    mkdir -p "$T/res-checked"
+    amqp drain --count 1 --idle 10000 --out "$T/res-checked" "$rq" >/dev/null
+    agent_stop "$a"
+    same "checked ($a): one result, the real one" "$(printf 'checked\t0\t"ran checked"')" \
+        "$(results_table "$T/res-checked" | cut -f1,2,4)"
+}
+checked_case a "plan.json" "$((++starts))"
+checked_case w ".result plan.json" 1
 
-same "nothing more comes" 0 "$(amqp drain --idle 1000 "$rq")"
-same "the journal holds no entry" "" "$(journal_entries a)"
-same "the plan queue is empty" "0 0" "$(queue_counts "$q")"
+for a in a w; do
+    queues "$a"
+    same "$a: nothing more comes" 0 "$(amqp drain --idle 1000 "$rq")"
+    same "$a: the journal holds no entry" "" "$(journal_entries "$a")"
+    same "$a: the plan queue is empty" "0 0" "$(queue_counts "$q")"
+done
 
 done_testing

@@ -111,7 +111,7 @@ wait_for 5 eval 'query 1 && [ "$(field "$doc" "s[\"unsent\"]")" = 0 ]'
 same "nothing unsent any more" 0 "$(field "$doc" 's["unsent"]')"
 
 # ---- a slow disk ----
-# Every fsync of the journal 2 s slower (MURANOAGENT_SLOW_FSYNC_MS): the
+# Every flush of the journal 2 s slower (MURANOAGENT_SLOW_FSYNC_MS): the
 # answers do not wait for the disk while plans are stored and run.
 agent_conf b
 queues b
