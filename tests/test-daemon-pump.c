@@ -891,6 +891,9 @@ static void wal_one_plan(const JournalLogOps *log_ops)
         o.ops = &ops;
         o.wal = true;
         o.wal_ops = log_ops;
+        /* The tests share one process when Check does not fork (valgrind). */
+        n_syncfs = 0;
+        syncfs_on_loop = false;
         journal_free(d.journal);
         ck_assert_int_eq(journal_open(storage, &o, &d.journal), 0);
         cfg->agent.journal_log = true;
