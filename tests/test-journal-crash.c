@@ -584,6 +584,32 @@ static void sc_undo(Journal *j)
         remove_entry(j, a, true);
 }
 
+/* A write-back error: a checkpoint's syncfs() fails, and every write to
+ * the mirror since the last is lost (pages marked clean, never written
+ * again); the next syncfs() succeeds. The checkpoint after it must not
+ * drop a record whose mirror the disk lacks: plans, results, calls, done
+ * records and the stamp file (docs/journal.md, "The checkpoint"). */
+static void sc_writeback(Journal *j)
+{
+        Plan *a = store(j, 100), *b = store(j, 101), *c = store(j, -1);
+
+        begin(j, a);
+        calls(j, a, 1);
+        result(j, a);
+        remove_entry(j, a, true);
+        begin(j, b);
+        result(j, b);
+        remove_entry(j, b, true);
+        begin(j, c);
+        calls(j, c, 1);
+        cm.syncfs_lose = 1;
+        ck_assert_int_eq(journal_checkpoint(j), -EIO);
+        crash_point();
+        checkpoint(j);
+        result(j, c);
+        checkpoint(j);
+}
+
 /* A plan stored and begun on a log just opened. */
 static void sc_after_open(Journal *j)
 {
@@ -715,6 +741,7 @@ static const Scenario scenarios[] = {
          * a failed call's result slot is taken at the next open). */
         {"lap", sc_lap, NULL, MODE_WAL},
         {"undo", sc_undo, NULL, MODE_WAL},
+        {"write-back error", sc_writeback, NULL, MODE_WAL},
         /* A second power loss during the replay of journal_open(). */
         {"replay", sc_after_replay, mirror_behind, MODE_WAL},
         /* The log turned on over a journal: a power loss while its file
