@@ -386,7 +386,14 @@ static void records_free(WalRecords *rs)
         free(rs->v);
 }
 
-static void free_done(Journal *j);
+static void free_done(Journal *j)
+{
+        for (size_t i = 0; i < j->n_wal_done; i++)
+                free(j->wal_done[i].p);
+        free(j->wal_done);
+        j->wal_done = NULL;
+        j->n_wal_done = 0;
+}
 
 /* dirfd/name's bytes written again in place, as they stand (no flush):
  * its pages dirty again, whose write-back may have failed. A missing file
@@ -526,18 +533,14 @@ int journal_wal_open(Journal *j, int storage_fd, const JournalLogOps *ops)
                 j->report.wal_reset = journal_log_report(j->wal)->reset;
                 j->report.n_wal_records = (unsigned)rs.n;
                 r = replay(j, &rs, false);
+                /* The process before may have left the mirror in pages
+                 * whose write-back failed, reported to its syncfs() and
+                 * not to this one's: the checkpoint of
+                 * journal_wal_settle() writes them again. */
+                j->wal_suspect = rs.n > 0;
         }
         records_free(&rs);
         return r;
-}
-
-static void free_done(Journal *j)
-{
-        for (size_t i = 0; i < j->n_wal_done; i++)
-                free(j->wal_done[i].p);
-        free(j->wal_done);
-        j->wal_done = NULL;
-        j->n_wal_done = 0;
 }
 
 int journal_wal_settle(Journal *j)
