@@ -862,6 +862,8 @@ END_TEST
 static unsigned n_syncfs;
 static bool syncfs_on_loop;
 static uv_thread_t loop_thread;
+/* The next syncfs() fails (EIO), a write-back error, while set. */
+static bool fail_syncfs;
 
 static int counting_syncfs(int fd)
 {
@@ -870,7 +872,29 @@ static int counting_syncfs(int fd)
         if (uv_thread_equal(&self, &loop_thread))
                 syncfs_on_loop = true;
         __atomic_add_fetch(&n_syncfs, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_exchange_n(&fail_syncfs, false, __ATOMIC_SEQ_CST)) {
+                errno = EIO;
+                return -1;
+        }
         return syncfs(fd);
+}
+
+/* pwrite()s to done/records, which the journal appends to with write():
+ * only the checkpoint's writing of the mirror again uses pwrite() there. */
+static unsigned n_records_pwrite;
+
+static ssize_t counting_pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+        static const char tail[] = "/done/records";
+        char link[64], path[PATH_MAX];
+        ssize_t k;
+
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        k = readlink(link, path, sizeof(path) - 1);
+        if (k >= (ssize_t)sizeof(tail) - 1 &&
+            memcmp(path + k - (sizeof(tail) - 1), tail, sizeof(tail) - 1) == 0)
+                __atomic_add_fetch(&n_records_pwrite, 1, __ATOMIC_SEQ_CST);
+        return pwrite(fd, buf, n, off);
 }
 
 static bool checkpointed(void)
@@ -885,7 +909,7 @@ static bool checkpointed(void)
  * removed. */
 static void wal_one_plan(const JournalLogOps *log_ops)
 {
-        static const JournalOps ops = {.syncfs = counting_syncfs};
+        static const JournalOps ops = {.syncfs = counting_syncfs, .pwrite = counting_pwrite};
         JournalOptions o = JOURNAL_OPTIONS_DEFAULT;
 
         o.ops = &ops;
@@ -964,6 +988,38 @@ START_TEST(test_checkpoint_fails)
 }
 END_TEST
 
+static bool checkpointed_again(void)
+{
+        return __atomic_load_n(&n_syncfs, __ATOMIC_SEQ_CST) >= 3 && nothing_in_flight();
+}
+
+/* A checkpoint whose syncfs() fails (a write-back error) is the daemon's
+ * warning; the log keeps its records, plans go on being stored, run and
+ * answered, and the next checkpoint writes the mirror again (a's done
+ * record among it) before its syncfs() lets the log drop them. */
+START_TEST(test_checkpoint_syncfs_fails)
+{
+        snprintf(warn_path, sizeof(warn_path), "%s/agent.log", storage);
+        ck_assert_int_eq(log_open_with(&(LogOptions){.path = warn_path}), 0);
+        wal_one_plan(NULL);
+        fail_syncfs = true;
+        run_until(checkpoint_warned, "the failed checkpoint is a warning");
+        ck_assert_uint_eq(n_syncfs, 2);
+        ck_assert_uint_eq(n_records_pwrite, 0);
+        deliver_quick("b");
+        run_until(published_2, "b's result is published");
+        confirm(2, TRANSPORT_CONFIRM_ACK);
+        run_until(settled_empty, "b's result is removed");
+        run_until(checkpointed_again, "the log is checkpointed");
+        ck_assert_uint_eq(n_syncfs, 3);
+        ck_assert_uint_gt(n_records_pwrite, 0);
+        /* Its records dropped: nothing left for another. */
+        ck_assert_int_eq(journal_checkpoint(d.journal), 0);
+        ck_assert_uint_eq(n_syncfs, 3);
+        log_close();
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_roundtrip);
@@ -983,6 +1039,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_cancel_unsigned_rejected);
         tcase_add_test(tc, test_checkpoint_when_idle);
         tcase_add_test(tc, test_checkpoint_fails);
+        tcase_add_test(tc, test_checkpoint_syncfs_fails);
 }
 
 int main(void)

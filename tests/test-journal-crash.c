@@ -78,6 +78,7 @@ static struct {
         bool fail_undo;          /* ... and then the log's next write (its UNDO) */
         bool undo_armed;         /* the log's next write fails (EIO) */
         JournalCallsKey *key;    /* of journal.log */
+        Journal *j;              /* the scenario's, which it may open again */
 } sc;
 
 /* The model's operations, and a mirror write that fails on demand (the
@@ -584,6 +585,57 @@ static void sc_undo(Journal *j)
         remove_entry(j, a, true);
 }
 
+/* A write-back error: a checkpoint's syncfs() fails, and every write to
+ * the mirror since the last is lost (pages marked clean, never written
+ * again); the next syncfs() succeeds. The checkpoint after it must not
+ * drop a record whose mirror the disk lacks: plans, results, calls, done
+ * records and the stamp file (docs/journal.md, "The checkpoint"). */
+static void sc_writeback(Journal *j)
+{
+        Plan *a = store(j, 100), *b = store(j, 101), *c = store(j, -1);
+
+        begin(j, a);
+        calls(j, a, 1);
+        result(j, a);
+        remove_entry(j, a, true);
+        begin(j, b);
+        result(j, b);
+        remove_entry(j, b, true);
+        begin(j, c);
+        calls(j, c, 1);
+        cm.syncfs_lose = 1;
+        ck_assert_int_eq(journal_checkpoint(j), -EIO);
+        crash_point();
+        checkpoint(j);
+        result(j, c);
+        checkpoint(j);
+}
+
+/* The same, and the agent stops then (its last checkpoint fails too) and
+ * starts again: the new process's syncfs() does not report the error the
+ * last one's did, and its open finds the mirror's pages as that process
+ * wrote them. */
+static void sc_writeback_restart(Journal *j)
+{
+        JournalOptions o = options(true);
+        Plan *a = store(j, 100), *b = store(j, -1);
+
+        begin(j, a);
+        calls(j, a, 1);
+        result(j, a);
+        remove_entry(j, a, true);
+        cm.syncfs_lose = 2;
+        ck_assert_int_eq(journal_checkpoint(j), -EIO);
+        crash_point();
+        journal_free(j);
+        ck_assert_uint_eq(cm.syncfs_lose, 0);
+        crash_point();
+        ck_assert_int_eq(journal_open(storage, &o, &sc.j), 0);
+        crash_point();
+        begin(sc.j, b);
+        checkpoint(sc.j);
+}
+
 /* A plan stored and begun on a log just opened. */
 static void sc_after_open(Journal *j)
 {
@@ -715,6 +767,8 @@ static const Scenario scenarios[] = {
          * a failed call's result slot is taken at the next open). */
         {"lap", sc_lap, NULL, MODE_WAL},
         {"undo", sc_undo, NULL, MODE_WAL},
+        {"write-back error", sc_writeback, NULL, MODE_WAL},
+        {"write-back error, restart", sc_writeback_restart, NULL, MODE_WAL},
         /* A second power loss during the replay of journal_open(). */
         {"replay", sc_after_replay, mirror_behind, MODE_WAL},
         /* The log turned on over a journal: a power loss while its file
@@ -808,9 +862,10 @@ START_TEST(test_scenario)
                 make_log(true);
         o = options(true);
         ck_assert_int_eq(journal_open(storage, &o, &j), 0);
+        sc.j = j;
         s->run(j);
         /* With the log, a checkpoint. */
-        journal_free(j);
+        journal_free(sc.j);
         scenario_end();
 }
 END_TEST

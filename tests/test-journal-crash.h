@@ -24,6 +24,11 @@
  *    its latest content, or any mix. Its extended attributes (the seals)
  *    belong to the inode: the ones of its last fsync() (fdatasync() does
  *    not promise them), or the latest.
+ *  - A syncfs() made to fail (cm.syncfs_lose, a write-back error) loses
+ *    every file write since the last flush, as Linux does to pages whose
+ *    write-back failed: they are marked clean, and no later flush writes
+ *    them. Such a file's next flush makes durable only what was written
+ *    to it since (cm.inodes[].lost), over what the disk kept.
  *  - fsync() of a file does not make its name durable; fsync() of a
  *    directory does not make the inodes it names durable (ext4 without a
  *    journal writes only the directory's own blocks). syncfs() makes every
@@ -131,6 +136,9 @@ typedef struct CmInode {
         ssize_t xattr_len; /* -1: none */
         CmWrite *w;
         size_t n_w;
+        /* Its writes before w were lost by a failed syncfs(): a flush
+         * makes durable data plus w, not the file as it stands. */
+        bool lost;
         /* A directory: its names at its last fsync. */
         CmName *names;
         size_t n_names;
@@ -151,12 +159,13 @@ static struct {
         size_t n_inodes;
         CmChange *changes;
         size_t n_changes;
-        int root;           /* the storage directory's inode */
-        unsigned n_ops;     /* operations recorded */
-        char last_op[64];   /* the last one, for messages */
-        uint32_t rng, seed; /* the coins of the image being built */
-        bool strict;        /* no weakening: every directory's changes on their own */
-        unsigned n_syncfs;  /* syncfs() calls recorded */
+        int root;             /* the storage directory's inode */
+        unsigned n_ops;       /* operations recorded */
+        char last_op[64];     /* the last one, for messages */
+        uint32_t rng, seed;   /* the coins of the image being built */
+        bool strict;          /* no weakening: every directory's changes on their own */
+        unsigned n_syncfs;    /* syncfs() calls recorded */
+        unsigned syncfs_lose; /* the next this many syncfs() fail (EIO), losing writes */
         /* Called after every recorded operation: the crash point. */
         void (*point)(void);
 } cm;
@@ -359,6 +368,44 @@ static inline void cm_drop_writes(CmInode *in)
         in->n_w = 0;
 }
 
+/* File in's data as a flush leaves it on the disk (fd open on it): the
+ * file as it stands, or after a loss what the disk kept with the writes
+ * since. */
+static inline void cm_flush_data(CmInode *in, int fd)
+{
+        struct stat st;
+        size_t cap = in->len;
+        char *buf;
+
+        if (!in->lost) {
+                free(in->data);
+                in->data = cm_read_fd(fd, &in->len);
+                return;
+        }
+        ck_assert_int_eq(fstat(fd, &st), 0);
+        if ((size_t)st.st_size > cap)
+                cap = (size_t)st.st_size;
+        for (size_t i = 0; i < in->n_w; i++)
+                if ((size_t)in->w[i].off + in->w[i].len > cap)
+                        cap = (size_t)in->w[i].off + in->w[i].len;
+        /* Zeros where the file grew and the disk got nothing. */
+        buf = calloc(1, cap + 1);
+        ck_assert_ptr_nonnull(buf);
+        memcpy(buf, in->data ? in->data : "", in->len);
+        for (size_t i = 0; i < in->n_w; i++) {
+                const CmWrite *w = &in->w[i];
+
+                if (w->data)
+                        memcpy(buf + w->off, w->data, w->len);
+                else if ((size_t)w->off < cap)
+                        memset(buf + w->off, 0, cap - (size_t)w->off);
+        }
+        free(in->data);
+        in->data = buf;
+        in->len = (size_t)st.st_size;
+        in->lost = false;
+}
+
 /* A flush of fd: fsync (with_xattr) or fdatasync. */
 static inline void cm_flush(int fd, bool with_xattr)
 {
@@ -375,8 +422,7 @@ static inline void cm_flush(int fd, bool with_xattr)
                 cm.n_changes = o;
                 return;
         }
-        free(in->data);
-        in->data = cm_read_fd(fd, &in->len);
+        cm_flush_data(in, fd);
         if (with_xattr)
                 in->xattr_len = cm_xattr_fd(fd, in->xattr);
         cm_drop_writes(in);
@@ -583,6 +629,21 @@ static inline int cm_syncfs(int fd)
         (void)fd;
         if (!cm.on)
                 return 0;
+        if (cm.syncfs_lose > 0) {
+                cm.syncfs_lose--;
+                for (size_t k = 0; k < cm.n_inodes; k++) {
+                        CmInode *in = &cm.inodes[k];
+
+                        if (!in->dir && in->n_w > 0) {
+                                cm_drop_writes(in);
+                                in->lost = true;
+                        }
+                }
+                cm.n_syncfs++;
+                cm_done("syncfs (EIO)");
+                errno = EIO;
+                return -1;
+        }
         /* By index: cm_list() may add inodes. */
         for (size_t k = 0; k < cm.n_inodes; k++) {
                 CmInode *in = &cm.inodes[k];
@@ -596,8 +657,7 @@ static inline int cm_syncfs(int fd)
                         cm_list((int)k);
                         continue;
                 }
-                free(in->data);
-                in->data = cm_read_fd(in->pin, &in->len);
+                cm_flush_data(in, in->pin);
                 in->xattr_len = cm_xattr_fd(in->pin, in->xattr);
                 cm_drop_writes(in);
         }

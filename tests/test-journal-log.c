@@ -493,6 +493,41 @@ START_TEST(test_failures)
 }
 END_TEST
 
+/* journal_log_read(): the records since the checkpoint again, in order,
+ * with the head (and the chain) left where they were; none from the first
+ * whose append failed on, though its bytes reached the file (only its
+ * fdatasync() failed). */
+START_TEST(test_read)
+{
+        JournalCallsKey *k = log_key(true);
+        JournalLog *log = open_log(k, 0, &fail_ops, NULL);
+        Recs got = {0};
+
+        ck_assert_int_eq(journal_log_checkpoint(log), 0);
+        ck_assert_int_eq(journal_log_append(log, 1, TS, "one", 3, true), 0);
+        ck_assert_int_eq(journal_log_append(log, 2, TS, "two", 3, false), 0);
+        ck_assert_int_eq(journal_log_read(log, collect, &got), 0);
+        ck_assert_uint_eq(got.n, 2);
+        ck_assert_uint_eq(got.v[1].kind, 2);
+        ck_assert_mem_eq(got.v[1].data, "two", 3);
+        recs_clear(&got);
+        ck_assert_int_eq(journal_log_append(log, 1, TS, "three", 5, false), 0);
+        fail_next = 2;
+        ck_assert_int_eq(journal_log_append(log, 1, TS, "failed", 6, true), -EIO);
+        ck_assert_int_eq(journal_log_read(log, collect, &got), 0);
+        ck_assert_uint_eq(got.n, 3);
+        ck_assert_mem_eq(got.v[2].data, "three", 5);
+        recs_clear(&got);
+        ck_assert_int_eq(journal_log_checkpoint(log), 0);
+        ck_assert_int_eq(journal_log_read(log, collect, &got), 0);
+        ck_assert_uint_eq(got.n, 0);
+        ck_assert_int_eq(journal_log_append(log, 1, TS, "four", 4, true), 0);
+        journal_log_free(log);
+        assert_only(k, "four");
+        journal_calls_key_free(k);
+}
+END_TEST
+
 /* A file neither of whose superblocks holds (damaged, or of another key,
  * or the wrong size) is begun afresh and reported; one not the agent's
  * regular file is refused. */
@@ -943,6 +978,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_limits);
         tcase_add_test(tc, test_flushes);
         tcase_add_test(tc, test_failures);
+        tcase_add_test(tc, test_read);
         tcase_add_test(tc, test_reset);
         tcase_add_test(tc, test_same_history);
         tcase_add_test(tc, test_planted);

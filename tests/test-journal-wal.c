@@ -814,6 +814,43 @@ START_TEST(test_call_offset_out_of_range)
 }
 END_TEST
 
+/* A REMOVE whose done record's name is not 64 hex digits (sealed: a
+ * writer with the key, or a bug) has its done record left out at replay:
+ * done/records never holds a name its own reader would not parse (a
+ * newline would start a record of the writer's choosing). One with a
+ * sound name beside it is appended. */
+START_TEST(test_remove_name_not_hex)
+{
+        unsigned char p[WAL_REMOVE_DONE + sizeof(result) - 1];
+        char good[65], bad[65];
+        _cleanup_free_ char *records = NULL;
+        Planted pl;
+        Journal *j;
+
+        memset(good, 'a', 64);
+        memset(bad, 'a', 64);
+        good[64] = bad[64] = '\0';
+        bad[10] = 'G';
+        bad[40] = '\n';
+        plant_begin(&pl);
+        for (int i = 0; i < 2; i++) {
+                journal_le64_put(p, 0);
+                journal_le64_put(p + 8, 1000);
+                memcpy(p + 16, i ? bad : good, 64);
+                memcpy(p + WAL_REMOVE_DONE, result, sizeof(result) - 1);
+                plant(&pl, JOURNAL_WAL_REMOVE, i ? "20000001" : "20000000", p, sizeof(p));
+        }
+        plant_end(&pl);
+        j = open_wal();
+        ck_assert_uint_eq(journal_open_report(j)->n_wal_records, 2);
+        journal_free(j);
+        records = slurp_rel("plans/done/records");
+        ck_assert_ptr_nonnull(strstr(records, good));
+        bad[40] = '\0';
+        ck_assert_ptr_null(strstr(records, bad));
+}
+END_TEST
+
 static void one_plan(Journal *j)
 {
         if (journal_put_plan(j, "{}", 2, NULL, 0, "a", NULL, ts_a) < 0)
@@ -863,6 +900,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_call_concurrent);
         tcase_add_test(tc, test_many_entries);
         tcase_add_test(tc, test_call_offset_out_of_range);
+        tcase_add_test(tc, test_remove_name_not_hex);
         tcase_add_test(tc, test_off_after_crash);
 }
 

@@ -6,8 +6,9 @@
  * again: a burst pays no checkpoint until it is over. The clean stop makes
  * its own (daemon.c). A failed checkpoint is a warning: after a failed
  * superblock write the log takes no record until one succeeds, which the
- * journal's next call makes; after a failed syncfs() its records stay
- * for the next checkpoint (docs/journal.md, "The checkpoint"). */
+ * journal's next call makes; after a failed syncfs() its records stay,
+ * and the next checkpoint writes the mirror again from them before it
+ * drops them (docs/journal.md, "The checkpoint"). */
 #include <string.h>
 
 #include "daemon/daemon-work.h"
@@ -38,6 +39,7 @@ void daemon_checkpoint_log(int rc)
         if (rc < 0)
                 log_warning(NULL,
                             "journal: the checkpoint of the write-ahead log failed: %s; the "
-                            "journal makes one again before its next record",
+                            "log keeps its records until one succeeds (after a write-back "
+                            "error, one that writes plans/ again first)",
                             strerror(-rc));
 }

@@ -202,6 +202,10 @@ struct Journal {
         struct JournalLog *wal;
         struct JournalCallsKey *wal_key;
         bool wal_ready;
+        /* A syncfs() of the checkpoint failed: the mirror may lack pages
+         * that the next one would not write, so the next checkpoint
+         * writes it again first (journal-wal.c). Under io and wal_rw. */
+        bool wal_suspect;
         /* The call log's records come from the plan thread, which holds
          * no io (journal_wal_call()). wal_rw: held shared by each CALL
          * record from its append until its mirror write is done, and

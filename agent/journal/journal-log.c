@@ -50,8 +50,11 @@ struct JournalLog {
          * checkpoint (records, and the ends of laps they skipped). */
         uint64_t head, seq, used;
         unsigned char prev[MAC_LEN];
-        bool unsynced;      /* records appended since the last fdatasync() */
-        bool checkpoint;    /* appends wait for a checkpoint */
+        bool unsynced;   /* records appended since the last fdatasync() */
+        bool checkpoint; /* appends wait for a checkpoint */
+        /* The seq of the first record since the checkpoint whose append
+         * failed (UINT64_MAX: none): journal_log_read() stops before it. */
+        uint64_t fence;
         unsigned char *buf; /* the record being read at open, then freed */
         size_t buf_size;
         JournalLogReport report;
@@ -267,6 +270,7 @@ static void head_at(JournalLog *log, const LogCheckpoint *cp)
         log->head = cp->start;
         log->seq = cp->seq;
         log->used = 0;
+        log->fence = UINT64_MAX;
         memcpy(log->prev, cp->seed, MAC_LEN);
 }
 
@@ -517,7 +521,7 @@ int journal_log_append(JournalLog *log, unsigned kind, const char *name, const v
 {
         static const unsigned char pad[JOURNAL_LOG_SECTOR];
         unsigned char h[JOURNAL_LOG_HEADER];
-        uint64_t size, at = log->head, skip = 0;
+        uint64_t size, at = log->head, skip = 0, seq = log->seq;
         struct iovec iov[3];
         int r;
 
@@ -546,8 +550,11 @@ int journal_log_append(JournalLog *log, unsigned kind, const char *name, const v
         r = write_all(log, iov, 3, (off_t)at);
         if (r == 0 && sync)
                 r = journal_log_sync(log);
-        if (r < 0)
+        if (r < 0) {
                 log->checkpoint = true;
+                if (seq < log->fence)
+                        log->fence = seq;
+        }
         return r;
 }
 
@@ -583,6 +590,46 @@ int journal_log_checkpoint(JournalLog *log)
         log->checkpoint = false;
         log->report.generation = cp.generation;
         return 0;
+}
+
+/* journal_log_read()'s filter: the records before the fence. */
+typedef struct LogLive {
+        JournalLogFn fn;
+        void *userdata;
+        uint64_t end;
+} LogLive;
+
+static int live_only(void *userdata, const JournalLogRecord *rec)
+{
+        const LogLive *l = userdata;
+
+        return rec->seq < l->end ? l->fn(l->userdata, rec) : 0;
+}
+
+int journal_log_read(JournalLog *log, JournalLogFn fn, void *userdata)
+{
+        uint64_t head = log->head, seq = log->seq, used = log->used;
+        unsigned n_records = log->report.n_records;
+        LogLive l = {fn, userdata, log->fence < log->seq ? log->fence : log->seq};
+        unsigned char prev[MAC_LEN];
+        int r;
+
+        /* scan() from the checkpoint, as at open, then the head put back. */
+        memcpy(prev, log->prev, MAC_LEN);
+        log->head = log->cp.start;
+        log->seq = log->cp.seq;
+        log->used = 0;
+        memcpy(log->prev, log->cp.seed, MAC_LEN);
+        r = scan(log, live_only, &l);
+        log->head = head;
+        log->seq = seq;
+        log->used = used;
+        log->report.n_records = n_records;
+        memcpy(log->prev, prev, MAC_LEN);
+        free(log->buf);
+        log->buf = NULL;
+        log->buf_size = 0;
+        return r;
 }
 
 bool journal_log_want_checkpoint(const JournalLog *log)

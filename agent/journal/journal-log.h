@@ -138,6 +138,13 @@ int journal_log_sync(JournalLog *log);
  * nothing is appended before one succeeds). */
 int journal_log_checkpoint(JournalLog *log);
 
+/* Pass each record since the checkpoint to fn again, in order, as the
+ * open did, reading them from the file; the records from the first whose
+ * append failed on are left out (their calls failed, and took their
+ * mirror writes back). The head does not move. Returns 0, or -errno (or
+ * fn's negative return). */
+int journal_log_read(JournalLog *log, JournalLogFn fn, void *userdata);
+
 /* Whether a checkpoint is due: wanted (see above), or half the ring used. */
 bool journal_log_want_checkpoint(const JournalLog *log);
 

@@ -13,6 +13,7 @@
 
 #include "journal/journal-internal.h"
 #include "journal/journal-log.h"
+#include "util/fileio.h"
 #include "util/macro.h"
 
 /* The bytes of one call log append, at off in `calls`. */
@@ -69,8 +70,19 @@ static uint64_t undo_seq(const JournalLogRecord *rec)
         return journal_le64_get(rec->data);
 }
 
+/* Whether n bytes at p are lowercase hex digits, as a done record's name
+ * is written in done/records. */
+static bool hex_ok(const unsigned char *p, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
+                        return false;
+        return true;
+}
+
 /* Keep what REMOVE rec holds for journal_wal_settle(): its stamp, and its
- * done record (the payload taken). Returns 0 or -ENOMEM. */
+ * done record (the payload taken) when its name is 64 hex digits. Returns
+ * 0 or -ENOMEM. */
 static int remove_keep(Journal *j, JournalLogRecord *rec)
 {
         struct WalDone *v;
@@ -81,7 +93,7 @@ static int remove_keep(Journal *j, JournalLogRecord *rec)
         stamp = (int64_t)journal_le64_get(rec->data);
         if (stamp > j->wal_stamp)
                 j->wal_stamp = stamp;
-        if (rec->len < WAL_REMOVE_DONE)
+        if (rec->len < WAL_REMOVE_DONE || !hex_ok((const unsigned char *)rec->data + 16, 64))
                 return 0;
         v = realloc(j->wal_done, (j->n_wal_done + 1) * sizeof(*v));
         if (!v)
@@ -189,14 +201,17 @@ static void take(unsigned char **dst, size_t *dst_len, JournalLogRecord *rec)
 }
 
 /* dirfd/file as the entry ts holds it: rewritten (sealed, no flush) when
- * missing, torn, altered or unsealed. Returns 0 or -errno. */
+ * missing, torn, altered or unsealed, or always (force). Returns 0 or
+ * -errno. */
 static int converge_file(Journal *j, int entry_fd, const char *ts, const char *file,
-                         const char *tmp, const unsigned char *data, size_t len)
+                         const char *tmp, const unsigned char *data, size_t len, bool force)
 {
         _cleanup_free_ char *text = NULL;
         size_t have = 0;
         int r;
 
+        if (force)
+                return journal_write_replace(j, entry_fd, tmp, file, data, len, ts);
         r = journal_seal_read_at(j, entry_fd, file, file, ts, len + 1, &text, &have);
         if (r == 0 && have == len && memcmp(text, data, len) == 0)
                 return 0;
@@ -204,10 +219,10 @@ static int converge_file(Journal *j, int entry_fd, const char *ts, const char *f
 }
 
 /* The entry's `calls` given the bytes of each CALL where they differ or
- * are missing (no flush); a file longer than the records say is kept, for
- * its records not flushed may have reached it without their CALL (the
- * call log checks itself). Returns 0 or -errno. */
-static int converge_calls(Journal *j, int entry_fd, const WalEntry *e)
+ * are missing, or always (force) (no flush); a file longer than the
+ * records say is kept, for its records not flushed may have reached it
+ * without their CALL (the call log checks itself). Returns 0 or -errno. */
+static int converge_calls(Journal *j, int entry_fd, const WalEntry *e, bool force)
 {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ unsigned char *buf = NULL;
@@ -229,7 +244,7 @@ static int converge_calls(Journal *j, int entry_fd, const WalEntry *e)
                                 return -ENOMEM;
                         cap = c->len;
                 }
-                got = pread(fd, buf, c->len, (off_t)c->off);
+                got = force ? -1 : pread(fd, buf, c->len, (off_t)c->off);
                 if (got == (ssize_t)c->len && memcmp(buf, c->data, c->len) == 0)
                         continue;
                 r = journal_pwrite_all(&j->ops, fd, c->data, c->len, (off_t)c->off);
@@ -239,8 +254,9 @@ static int converge_calls(Journal *j, int entry_fd, const WalEntry *e)
         return 0;
 }
 
-/* Make entry e's files say what its records say. Returns 0 or -errno. */
-static int converge(Journal *j, const WalEntry *e)
+/* Make entry e's files say what its records say; with force, write them
+ * whatever they hold. Returns 0 or -errno. */
+static int converge(Journal *j, const WalEntry *e, bool force)
 {
         _cleanup_close_ int entry_fd = -1;
         bool make = e->plan || e->running || e->result;
@@ -261,13 +277,13 @@ static int converge(Journal *j, const WalEntry *e)
         if (entry_fd < 0)
                 return entry_fd;
         if (e->n_calls > 0) {
-                r = converge_calls(j, entry_fd, e);
+                r = converge_calls(j, entry_fd, e, force);
                 if (r < 0)
                         return r;
         }
         if (e->plan) {
                 r = converge_file(j, entry_fd, e->ts, JOURNAL_PLAN_FILE, JOURNAL_PLAN_TMP, e->plan,
-                                  e->plan_len);
+                                  e->plan_len, force);
                 if (r < 0)
                         return r;
         }
@@ -280,15 +296,16 @@ static int converge(Journal *j, const WalEntry *e)
                 return -errno;
         if (e->result) {
                 r = converge_file(j, entry_fd, e->ts, JOURNAL_RESULT_FILE, JOURNAL_RESULT_TMP,
-                                  e->result, e->result_len);
+                                  e->result, e->result_len, force);
                 if (r < 0)
                         return r;
         }
         return 0;
 }
 
-/* Replay rs: what each entry ends as, then its files made so. */
-static int replay(Journal *j, WalRecords *rs)
+/* Replay rs: what each entry ends as, then its files made so (with
+ * force, written whatever they hold). */
+static int replay(Journal *j, WalRecords *rs, bool force)
 {
         _cleanup_free_ uint64_t *undo = NULL;
         WalEntry *es = NULL;
@@ -353,12 +370,78 @@ static int replay(Journal *j, WalRecords *rs)
         }
         for (size_t i = 0; i < n; i++) {
                 if (r == 0)
-                        r = converge(j, &es[i]);
+                        r = converge(j, &es[i], force);
                 free(es[i].plan);
                 free(es[i].result);
                 free(es[i].calls);
         }
         free(es);
+        return r;
+}
+
+static void records_free(WalRecords *rs)
+{
+        for (size_t i = 0; i < rs->n; i++)
+                free((void *)rs->v[i].data);
+        free(rs->v);
+}
+
+static void free_done(Journal *j)
+{
+        for (size_t i = 0; i < j->n_wal_done; i++)
+                free(j->wal_done[i].p);
+        free(j->wal_done);
+        j->wal_done = NULL;
+        j->n_wal_done = 0;
+}
+
+/* dirfd/name's bytes written again in place, as they stand (no flush):
+ * its pages dirty again, whose write-back may have failed. A missing file
+ * is none of the mirror's. Returns 0 or -errno. */
+static int rewrite_in_place(Journal *j, int dirfd, const char *name)
+{
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        int r;
+
+        fd = j->ops.openat(dirfd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        r = file_read_regular_fd(fd, JOURNAL_MAX_RESULT_FILE, &text, &len);
+        if (r == 0 && len > 0)
+                r = journal_pwrite_all(&j->ops, fd, text, len, 0);
+        return r;
+}
+
+/* The mirror written again, every file that a record since the
+ * checkpoint wrote, whatever its pages hold (docs/journal.md, "The
+ * checkpoint"): the entries' files from the records, through temporary
+ * files (new pages) or, for `calls`, in place; the stamp file and the
+ * done records in place, from what this process wrote (the page cache).
+ * Returns 0 or -errno. */
+static int mirror_rewrite(Journal *j)
+{
+        WalRecords rs = {0};
+        int r;
+
+        pthread_mutex_lock(&j->wal_mu);
+        r = journal_log_read(j->wal, wal_collect, &rs);
+        pthread_mutex_unlock(&j->wal_mu);
+        if (r == 0)
+                r = replay(j, &rs, true);
+        records_free(&rs);
+        /* What remove_keep() took is in the files below already. */
+        free_done(j);
+        j->wal_stamp = 0;
+        if (r == 0)
+                r = rewrite_in_place(j, j->plans_fd, JOURNAL_STAMP_FILE);
+        /* journal-done-log.c's files: a rotation since the checkpoint
+         * renamed the one to the other. */
+        if (r == 0)
+                r = rewrite_in_place(j, j->done_fd, "records");
+        if (r == 0)
+                r = rewrite_in_place(j, j->done_fd, "records.old");
         return r;
 }
 
@@ -368,9 +451,18 @@ int journal_wal_checkpoint(Journal *j)
 
         /* No CALL record between its append and its mirror write. */
         pthread_rwlock_wrlock(&j->wal_rw);
-        if (j->ops.syncfs(j->plans_fd) < 0)
+        /* A syncfs() that failed may have left pages of the mirror
+         * unwritten, and marked clean: the next one would not report it,
+         * nor write them. So the mirror is written again first, until a
+         * syncfs() succeeds after it. */
+        if (j->wal_suspect)
+                r = mirror_rewrite(j);
+        if (r == 0 && j->ops.syncfs(j->plans_fd) < 0) {
                 r = -errno;
+                j->wal_suspect = true;
+        }
         if (r == 0) {
+                j->wal_suspect = false;
                 pthread_mutex_lock(&j->wal_mu);
                 r = journal_log_checkpoint(j->wal);
                 pthread_mutex_unlock(&j->wal_mu);
@@ -440,21 +532,15 @@ int journal_wal_open(Journal *j, int storage_fd, const JournalLogOps *ops)
         } else if (r == 0) {
                 j->report.wal_reset = journal_log_report(j->wal)->reset;
                 j->report.n_wal_records = (unsigned)rs.n;
-                r = replay(j, &rs);
+                r = replay(j, &rs, false);
+                /* The process before may have left the mirror in pages
+                 * whose write-back failed, reported to its syncfs() and
+                 * not to this one's: the checkpoint of
+                 * journal_wal_settle() writes them again. */
+                j->wal_suspect = rs.n > 0;
         }
-        for (size_t i = 0; i < rs.n; i++)
-                free((void *)rs.v[i].data);
-        free(rs.v);
+        records_free(&rs);
         return r;
-}
-
-static void free_done(Journal *j)
-{
-        for (size_t i = 0; i < j->n_wal_done; i++)
-                free(j->wal_done[i].p);
-        free(j->wal_done);
-        j->wal_done = NULL;
-        j->n_wal_done = 0;
 }
 
 int journal_wal_settle(Journal *j)
