@@ -28,9 +28,6 @@
 #include "util/hexid.h"
 #include "util/strbuf.h"
 
-#define RECORDS     "records"
-#define RECORDS_OLD "records.old"
-
 /* The seal of record rec, whose text is text. */
 static void record_seal(const Journal *j, const JournalDone *rec, const char *text,
                         unsigned char mac[JOURNAL_SEAL_LEN])
@@ -145,7 +142,7 @@ static int log_load(Journal *j, const char *name, int where, off_t *ret_good, bo
 
 static int log_open_current(Journal *j)
 {
-        j->log_fd = j->ops.openat(j->done_fd, RECORDS,
+        j->log_fd = j->ops.openat(j->done_fd, JOURNAL_DONE_RECORDS,
                                   O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
         return j->log_fd < 0 ? -errno : 0;
 }
@@ -193,8 +190,8 @@ static int log_reseal(Journal *j)
         }
         if (r < 0)
                 return r;
-        r = journal_write_atomic(j, j->done_fd, "." RECORDS ".tmp", RECORDS, out.data, out.len,
-                                 false, NULL);
+        r = journal_write_atomic(j, j->done_fd, "." JOURNAL_DONE_RECORDS ".tmp",
+                                 JOURNAL_DONE_RECORDS, out.data, out.len, false, NULL);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < j->n_done; i++)
@@ -205,7 +202,7 @@ static int log_reseal(Journal *j)
         if (j->old_fd >= 0) {
                 close(j->old_fd);
                 j->old_fd = -1;
-                (void)j->ops.unlinkat(j->done_fd, RECORDS_OLD, 0);
+                (void)j->ops.unlinkat(j->done_fd, JOURNAL_DONE_RECORDS_OLD, 0);
         }
         j->log_size = (off_t)out.len;
         return log_open_current(j);
@@ -217,18 +214,19 @@ int journal_done_log_open(Journal *j)
         off_t good;
         int r;
 
-        j->old_fd = j->ops.openat(j->done_fd, RECORDS_OLD, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
+        j->old_fd = j->ops.openat(j->done_fd, JOURNAL_DONE_RECORDS_OLD,
+                                  O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
         if (j->old_fd < 0 && errno != ENOENT)
                 return -errno;
         if (j->old_fd >= 0) {
-                r = log_load(j, RECORDS_OLD, JOURNAL_DONE_OLD, &good, &reseal);
+                r = log_load(j, JOURNAL_DONE_RECORDS_OLD, JOURNAL_DONE_OLD, &good, &reseal);
                 if (r < 0)
                         return r;
         }
         r = log_open_current(j);
         if (r < 0)
                 return r;
-        r = log_load(j, RECORDS, JOURNAL_DONE_LOG, &good, &reseal);
+        r = log_load(j, JOURNAL_DONE_RECORDS, JOURNAL_DONE_LOG, &good, &reseal);
         if (r < 0)
                 return r;
         j->log_size = good;
@@ -250,7 +248,8 @@ static int log_rotate(Journal *j)
 {
         int r;
 
-        if (j->ops.renameat(j->done_fd, RECORDS, j->done_fd, RECORDS_OLD) < 0)
+        if (j->ops.renameat(j->done_fd, JOURNAL_DONE_RECORDS, j->done_fd,
+                            JOURNAL_DONE_RECORDS_OLD) < 0)
                 return -errno;
         if (j->old_fd >= 0)
                 close(j->old_fd);
@@ -352,7 +351,7 @@ void journal_done_log_drop_old(Journal *j)
 {
         if (j->old_fd < 0)
                 return;
-        if (j->ops.unlinkat(j->done_fd, RECORDS_OLD, 0) == 0 || errno == ENOENT) {
+        if (j->ops.unlinkat(j->done_fd, JOURNAL_DONE_RECORDS_OLD, 0) == 0 || errno == ENOENT) {
                 close(j->old_fd);
                 j->old_fd = -1;
         }

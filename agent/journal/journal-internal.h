@@ -17,6 +17,9 @@
 #define JOURNAL_STAMP_FILE   "stamp"
 #define JOURNAL_DONE_DIR     "done"
 #define JOURNAL_RESERVE_FILE "reserve"
+/* In done/: the done records, and the file they are rotated to. */
+#define JOURNAL_DONE_RECORDS     "records"
+#define JOURNAL_DONE_RECORDS_OLD "records.old"
 /* Temporary names start with '.', and no entry name does, so a leftover
  * is never taken for a plan (by us or by the reference). */
 #define JOURNAL_PLAN_TMP   ".plan.json.tmp"

@@ -439,9 +439,9 @@ static int mirror_rewrite(Journal *j)
         /* journal-done-log.c's files: a rotation since the checkpoint
          * renamed the one to the other. */
         if (r == 0)
-                r = rewrite_in_place(j, j->done_fd, "records");
+                r = rewrite_in_place(j, j->done_fd, JOURNAL_DONE_RECORDS);
         if (r == 0)
-                r = rewrite_in_place(j, j->done_fd, "records.old");
+                r = rewrite_in_place(j, j->done_fd, JOURNAL_DONE_RECORDS_OLD);
         return r;
 }
 
