@@ -514,9 +514,11 @@ static int entry_remove(Journal *j, const char *ts, const JournalIndexEntry *e)
                 bool has;
                 const char *name;
         } files[] = {
-                {e->plan, JOURNAL_PLAN_FILE},     {e->running, JOURNAL_RUNNING_FILE},
-                {e->plan, JOURNAL_CALLS_FILE},    {e->slot, JOURNAL_RESULT_SLOT},
-                {e->result, JOURNAL_RESULT_FILE},
+                {e->plan, JOURNAL_PLAN_FILE}, /* first: no plan to run again */
+                {e->running, JOURNAL_RUNNING_FILE},
+                {e->plan, JOURNAL_CALLS_FILE}, /* a plan's, when it made calls */
+                {e->slot, JOURNAL_RESULT_SLOT},
+                {e->result, JOURNAL_RESULT_FILE}, /* last: published until then */
         };
         char path[JOURNAL_TS_MAX + 16];
 
