@@ -411,6 +411,27 @@ START_TEST(test_crash)
 }
 END_TEST
 
+/* The done record of a removal is the result journal_put_result() kept
+ * in memory: result.json is not read back (here it is gone, and the
+ * removal records the result all the same). */
+START_TEST(test_record_kept)
+{
+        _cleanup_(journal_freep) Journal *j = open_test();
+        _cleanup_free_ char *text = NULL;
+        json_t *id = json_string("s1");
+        char ts[JOURNAL_TS_MAX];
+
+        put_simple(j, ts);
+        ck_assert_int_eq(journal_begin(j, ts, NULL), 0);
+        ck_assert_int_eq(journal_put_result(j, ts, TEXT, strlen(TEXT), NULL), 0);
+        unlink_rel_ts("plans/<ts>/result.json", ts);
+        ck_assert_int_eq(journal_remove(j, ts, true), 0);
+        ck_assert_int_eq(journal_done_lookup(j, id, &text), 1);
+        ck_assert_str_eq(text, TEXT);
+        json_decref(id);
+}
+END_TEST
+
 /* --- the stamp: durable before the plan that holds it goes ------------- */
 
 /* journal_remove() makes the stamp file durable before plan.json goes,
@@ -440,6 +461,7 @@ START_TEST(test_settle)
                      "fsync plans\n"
                      "unlinkat plans/<ts>/plan.json\n"
                      "unlinkat plans/<ts>/running\n"
+                     "unlinkat plans/<ts>/calls\n"
                      "unlinkat plans/<ts>/result.json\n"
                      "unlinkat plans/<ts>\n",
                      a);
@@ -686,6 +708,7 @@ static void add_tests(TCase *tc)
         tcase_add_loop_test(tc, test_result_fails, 0, 14);
         tcase_add_loop_test(tc, test_begin_fails, 0, 7);
         tcase_add_loop_test(tc, test_crash, 0, CRASH_N_OPS * CRASH_STEPS);
+        tcase_add_test(tc, test_record_kept);
         tcase_add_test(tc, test_settle);
         tcase_add_test(tc, test_slot_states);
         tcase_add_loop_test(tc, test_power_loss, 0, LOSS_STEPS);

@@ -719,6 +719,7 @@ static JournalResult *result_copy(const JournalResult *r)
  * 0 or -errno, with result.json as before. */
 static int result_logged(Journal *j, int entry_fd, const char *ts, const char *text, size_t len)
 {
+        const JournalIndexEntry *e = journal_index_get(j, ts);
         uint64_t seq;
         int r = journal_wal_append(j, JOURNAL_WAL_RESULT, ts, text, len, true, &seq);
 
@@ -730,7 +731,7 @@ static int result_logged(Journal *j, int entry_fd, const char *ts, const char *t
         while (journal_reserve_retry(j, r));
         if (r < 0)
                 journal_wal_undo(j, seq);
-        else
+        else if (!e || e->slot)
                 (void)j->ops.unlinkat(entry_fd, JOURNAL_RESULT_SLOT, 0);
         return r;
 }

@@ -14,6 +14,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "journal/journal-calls.h"
 #include "journal/journal-internal.h"
 #include "journal/journal-log.h"
 #include "util/fileio.h"
@@ -471,7 +472,6 @@ static int remove_record(Journal *j, const char *ts, JournalIndexEntry *e, char 
                          char **ret_text, size_t *ret_len)
 {
         JournalIndexEntry unknown = {.result = true};
-        char path[JOURNAL_TS_MAX + sizeof(JOURNAL_RESULT_FILE)];
         int r;
 
         if (j->done_max_count == 0 || j->done_max_age <= 0)
@@ -491,9 +491,10 @@ static int remove_record(Journal *j, const char *ts, JournalIndexEntry *e, char 
         if (!e->id_name[0])
                 return 0;
         memcpy(name, e->id_name, 65);
-        snprintf(path, sizeof(path), "%s/%s", ts, JOURNAL_RESULT_FILE);
-        r = journal_seal_read_at(j, j->plans_fd, path, JOURNAL_RESULT_FILE, ts,
-                                 JOURNAL_MAX_RESULT_FILE, ret_text, ret_len);
+        /* The text journal_put_result() kept, when it did: the file holds
+         * the same bytes, and reading them back would only check a seal
+         * this process made. */
+        r = journal_load_result(j, ts, ret_text, ret_len);
         if (r > 0) {
                 free(*ret_text);
                 *ret_text = NULL;
@@ -504,18 +505,20 @@ static int remove_record(Journal *j, const char *ts, JournalIndexEntry *e, char 
 /* Remove an entry whose files the index knows: plan.json first and
  * result.json last (an empty result slot is nothing to keep), so that a crash half-way leaves an
  * entry that still publishes its result (or an empty one that the next start removes), never a plan
- * whose result is gone. Anything else in the directory (temporary files of failed writes) makes
- * rmdir fail and the whole tree go the slow way. */
+ * whose result is gone. A plan's call log, which the index does not track, goes before the result.
+ * Anything else in the directory (temporary files of failed writes) makes rmdir fail and the whole
+ * tree go the slow way. */
 static int entry_remove(Journal *j, const char *ts, const JournalIndexEntry *e)
 {
         const struct {
                 bool has;
                 const char *name;
         } files[] = {
-                {e->plan, JOURNAL_PLAN_FILE},
+                {e->plan, JOURNAL_PLAN_FILE}, /* first: no plan to run again */
                 {e->running, JOURNAL_RUNNING_FILE},
+                {e->plan, JOURNAL_CALLS_FILE}, /* a plan's, when it made calls */
                 {e->slot, JOURNAL_RESULT_SLOT},
-                {e->result, JOURNAL_RESULT_FILE},
+                {e->result, JOURNAL_RESULT_FILE}, /* last: published until then */
         };
         char path[JOURNAL_TS_MAX + 16];
 
