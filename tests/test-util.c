@@ -730,6 +730,25 @@ START_TEST(test_hexid)
         ck_assert_int_eq(a[12], '4');                 /* version 4 */
         ck_assert_ptr_nonnull(strchr("89ab", a[16])); /* RFC 4122 variant */
         ck_assert_str_ne(a, b);
+        ck_assert(hex_is_lower(a, 32));
+}
+END_TEST
+
+/* Only '0'-'9' and 'a'-'f' pass, over exactly the n bytes given. */
+START_TEST(test_hex_is_lower)
+{
+        char enc[9];
+
+        hex_encode("\x01\xab\xff\x90", 4, enc);
+        ck_assert(hex_is_lower(enc, 8));
+        ck_assert(hex_is_lower("", 0));
+        ck_assert(hex_is_lower("0f/", 2)); /* the byte after n is not read */
+        ck_assert(!hex_is_lower("0F", 2));
+        ck_assert(!hex_is_lower("0g", 2));
+        ck_assert(!hex_is_lower("0/", 2)); /* '0' - 1 */
+        ck_assert(!hex_is_lower("0:", 2)); /* '9' + 1 */
+        ck_assert(!hex_is_lower("0`", 2)); /* 'a' - 1 */
+        ck_assert(!hex_is_lower("a\0", 2));
 }
 END_TEST
 
@@ -834,6 +853,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_b64_long_every_byte);
         tcase_add_test(tc, test_b64_long_random);
         tcase_add_test(tc, test_hexid);
+        tcase_add_test(tc, test_hex_is_lower);
         tcase_add_test(tc, test_big_malloc);
         tcase_add_test(tc, test_big_malloc_heap);
 }

@@ -70,9 +70,8 @@ static size_t frame(const char *text, size_t at, size_t len, char *kind, size_t 
 
         if (!nl || nl - p < MAC_HEX + 1 || nl[-MAC_HEX - 1] != ' ')
                 return 0;
-        for (const char *h = nl - MAC_HEX; h < nl; h++)
-                if (!((*h >= '0' && *h <= '9') || (*h >= 'a' && *h <= 'f')))
-                        return 0;
+        if (!hex_is_lower(nl - MAC_HEX, MAC_HEX))
+                return 0;
         if (sscanf(p, "%c %llu %llu ", kind, &s, &pl) != 3)
                 return 0;
         if (pl >= len - at || (size_t)(nl - p) + 2 + pl > len - at)

@@ -23,6 +23,7 @@
 
 #include "journal/journal-internal.h"
 #include "util/fileio.h"
+#include "util/hexid.h"
 #include "util/pyjson.h"
 #include "util/sha256.h"
 
@@ -58,7 +59,7 @@ static int delivery_name(const void *body, size_t len, char name[65])
 
 static bool name_ok(const char *name)
 {
-        return strlen(name) == 64 && strspn(name, "0123456789abcdef") == 64;
+        return strlen(name) == 64 && hex_is_lower(name, 64);
 }
 
 json_t *journal_result_source_id(const char *text, size_t len)

@@ -14,6 +14,7 @@
 #include "journal/journal-internal.h"
 #include "journal/journal-log.h"
 #include "util/fileio.h"
+#include "util/hexid.h"
 #include "util/macro.h"
 
 /* The bytes of one call log append, at off in `calls`. */
@@ -70,16 +71,6 @@ static uint64_t undo_seq(const JournalLogRecord *rec)
         return journal_le64_get(rec->data);
 }
 
-/* Whether n bytes at p are lowercase hex digits, as a done record's name
- * is written in done/records. */
-static bool hex_ok(const unsigned char *p, size_t n)
-{
-        for (size_t i = 0; i < n; i++)
-                if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
-                        return false;
-        return true;
-}
-
 /* Keep what REMOVE rec holds for journal_wal_settle(): its stamp, and its
  * done record (the payload taken) when its name is 64 hex digits. Returns
  * 0 or -ENOMEM. */
@@ -93,7 +84,7 @@ static int remove_keep(Journal *j, JournalLogRecord *rec)
         stamp = (int64_t)journal_le64_get(rec->data);
         if (stamp > j->wal_stamp)
                 j->wal_stamp = stamp;
-        if (rec->len < WAL_REMOVE_DONE || !hex_ok((const unsigned char *)rec->data + 16, 64))
+        if (rec->len < WAL_REMOVE_DONE || !hex_is_lower((const char *)rec->data + 16, 64))
                 return 0;
         v = realloc(j->wal_done, (j->n_wal_done + 1) * sizeof(*v));
         if (!v)

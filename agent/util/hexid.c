@@ -17,6 +17,14 @@ void hex_encode(const void *bytes, size_t n, char *out)
         out[2 * n] = '\0';
 }
 
+bool hex_is_lower(const char *s, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+                        return false;
+        return true;
+}
+
 int hexid_new(char buf[static 33])
 {
         uint8_t b[16];
