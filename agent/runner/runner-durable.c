@@ -62,8 +62,10 @@ static void read_boot_id(char out[64])
         static pthread_once_t once = PTHREAD_ONCE_INIT;
         const char *path = getenv("MURANOAGENT_BOOT_ID_FILE");
 
-        if (path && *path)
-                return read_boot_id_file(path, out);
+        if (path && *path) {
+                read_boot_id_file(path, out);
+                return;
+        }
         pthread_once(&once, read_kernel_boot_id);
         memcpy(out, kernel_boot_id, 64);
 }
