@@ -347,6 +347,49 @@ int journal_done_log_read(Journal *j, const JournalDone *rec, char **ret)
         return 0;
 }
 
+int journal_done_log_mend(Journal *j, const JournalDone *rec, const char *text)
+{
+        const char *file = rec->where == JOURNAL_DONE_LOG   ? JOURNAL_DONE_RECORDS
+                           : rec->where == JOURNAL_DONE_OLD ? JOURNAL_DONE_RECORDS_OLD
+                                                            : NULL;
+        _cleanup_free_ char *want = NULL, *got = NULL;
+        _cleanup_close_ int fd = -1;
+        char hdr[200];
+        size_t n, len, at = 0;
+
+        if (!file)
+                return 0; /* a record of the format before: a file of its own */
+        n = (size_t)record_header(j, rec, hdr);
+        if (rec->off < (off_t)n)
+                return -EINVAL;
+        len = n + rec->len + 1;
+        want = malloc(len);
+        got = malloc(len);
+        if (!want || !got)
+                return -ENOMEM;
+        memcpy(want, hdr, n);
+        memcpy(want + n, text, rec->len);
+        want[len - 1] = '\n';
+        /* Not log_fd: a pwrite() through O_APPEND appends. */
+        fd = j->ops.openat(j->done_fd, file, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        while (at < len) {
+                ssize_t k = pread(fd, got + at, len - at, rec->off - (off_t)n + (off_t)at);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        break;
+                at += (size_t)k;
+        }
+        if (at == len && memcmp(got, want, len) == 0)
+                return 0;
+        return journal_pwrite_all(&j->ops, fd, want, len, rec->off - (off_t)n);
+}
+
 void journal_done_log_drop_old(Journal *j)
 {
         if (j->old_fd < 0)
