@@ -315,24 +315,18 @@ int journal_done_log_read(Journal *j, const JournalDone *rec, char **ret)
 {
         int fd = rec->where == JOURNAL_DONE_LOG ? j->log_fd : j->old_fd;
         _cleanup_free_ char *text = NULL;
-        size_t got = 0;
+        ssize_t got;
 
         if (fd < 0)
                 return -ENOENT;
         text = malloc(rec->len + 1);
         if (!text)
                 return -ENOMEM;
-        while (got < rec->len) {
-                ssize_t k = pread(fd, text + got, rec->len - got, rec->off + (off_t)got);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        return -ENOENT;
-                got += (size_t)k;
-        }
+        got = file_pread_full(fd, text, rec->len, rec->off);
+        if (got < 0)
+                return (int)got;
+        if ((size_t)got < rec->len)
+                return -ENOENT;
         text[rec->len] = '\0';
         if (j->sealed) {
                 unsigned char mac[JOURNAL_SEAL_LEN];
@@ -355,7 +349,8 @@ int journal_done_log_mend(Journal *j, const JournalDone *rec, const char *text)
         _cleanup_free_ char *want = NULL, *got = NULL;
         _cleanup_close_ int fd = -1;
         char hdr[200];
-        size_t n, len, at = 0;
+        size_t n, len;
+        ssize_t got_len;
 
         if (!file)
                 return 0; /* a record of the format before: a file of its own */
@@ -374,18 +369,10 @@ int journal_done_log_mend(Journal *j, const JournalDone *rec, const char *text)
         fd = j->ops.openat(j->done_fd, file, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
         if (fd < 0)
                 return -errno;
-        while (at < len) {
-                ssize_t k = pread(fd, got + at, len - at, rec->off - (off_t)n + (off_t)at);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        break;
-                at += (size_t)k;
-        }
-        if (at == len && memcmp(got, want, len) == 0)
+        got_len = file_pread_full(fd, got, len, rec->off - (off_t)n);
+        if (got_len < 0)
+                return (int)got_len;
+        if ((size_t)got_len == len && memcmp(got, want, len) == 0)
                 return 0;
         return journal_pwrite_all(&j->ops, fd, want, len, rec->off - (off_t)n);
 }
