@@ -611,6 +611,17 @@ static void sc_writeback(Journal *j)
         checkpoint(j);
 }
 
+/* The same, and the pages that failed are dropped from the page cache
+ * before the next checkpoint (memory pressure), so that the files read
+ * what the disk kept: the checkpoint must write the mirror from what the
+ * records and the journal's memory say, not from the files. */
+static void sc_writeback_evicted(Journal *j)
+{
+        cm.syncfs_evict = true;
+        sc_writeback(j);
+        cm.syncfs_evict = false;
+}
+
 /* The same, and the agent stops then (its last checkpoint fails too) and
  * starts again: the new process's syncfs() does not report the error the
  * last one's did, and its open finds the mirror's pages as that process
@@ -769,6 +780,7 @@ static const Scenario scenarios[] = {
         {"undo", sc_undo, NULL, MODE_WAL},
         {"write-back error", sc_writeback, NULL, MODE_WAL},
         {"write-back error, restart", sc_writeback_restart, NULL, MODE_WAL},
+        {"write-back error, evicted", sc_writeback_evicted, NULL, MODE_WAL},
         /* A second power loss during the replay of journal_open(). */
         {"replay", sc_after_replay, mirror_behind, MODE_WAL},
         /* The log turned on over a journal: a power loss while its file

@@ -166,6 +166,9 @@ static struct {
         bool strict;          /* no weakening: every directory's changes on their own */
         unsigned n_syncfs;    /* syncfs() calls recorded */
         unsigned syncfs_lose; /* the next this many syncfs() fail (EIO), losing writes */
+        /* And the pages that failed are dropped from the page cache then
+         * (memory pressure): the files read what the disk kept. */
+        bool syncfs_evict;
         /* Called after every recorded operation: the crash point. */
         void (*point)(void);
 } cm;
@@ -622,6 +625,29 @@ static inline int cm_sync_file_range(int fd, off_t off, off_t n, unsigned int fl
         return 0;
 }
 
+/* File in's pages dropped after their write-back failed: it reads what
+ * the disk kept (its data at the last flush, zeros where it grew since),
+ * its size as it stands. Not a change the model records: the page cache's. */
+static inline void cm_evict(CmInode *in)
+{
+        char link[64];
+        struct stat st;
+        char *buf;
+        int fd;
+
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", in->pin);
+        fd = open(link, O_WRONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(fstat(fd, &st), 0);
+        buf = calloc(1, (size_t)st.st_size + 1);
+        ck_assert_ptr_nonnull(buf);
+        memcpy(buf, in->data ? in->data : "",
+               in->len < (size_t)st.st_size ? in->len : (size_t)st.st_size);
+        ck_assert_int_eq(pwrite(fd, buf, (size_t)st.st_size, 0), st.st_size);
+        free(buf);
+        close(fd);
+}
+
 /* Every change recorded so far becomes durable: each file's data and seal
  * as they are now, each directory's names. */
 static inline int cm_syncfs(int fd)
@@ -637,6 +663,8 @@ static inline int cm_syncfs(int fd)
                         if (!in->dir && in->n_w > 0) {
                                 cm_drop_writes(in);
                                 in->lost = true;
+                                if (cm.syncfs_evict)
+                                        cm_evict(in);
                         }
                 }
                 cm.n_syncfs++;

@@ -719,6 +719,26 @@ START_TEST(test_file_read_regular_at)
 }
 END_TEST
 
+START_TEST(test_file_pread_full)
+{
+        char path[] = "/tmp/test-util-pread-XXXXXX", buf[16];
+        int fd = mkstemp(path);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(unlink(path), 0);
+        ck_assert_int_eq(write(fd, "0123456789", 10), 10);
+        ck_assert_int_eq(file_pread_full(fd, buf, 4, 3), 4);
+        ck_assert_int_eq(memcmp(buf, "3456", 4), 0);
+        /* Short only at the end of the file; the position is not moved. */
+        ck_assert_int_eq(file_pread_full(fd, buf, sizeof(buf), 7), 3);
+        ck_assert_int_eq(memcmp(buf, "789", 3), 0);
+        ck_assert_int_eq(file_pread_full(fd, buf, 4, 10), 0);
+        ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), 10);
+        close(fd);
+        ck_assert_int_eq(file_pread_full(fd, buf, 4, 0), -EBADF);
+}
+END_TEST
+
 START_TEST(test_hexid)
 {
         char a[33], b[33];
@@ -841,6 +861,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_file_read_empty);
         tcase_add_test(tc, test_file_read_sizes);
         tcase_add_test(tc, test_file_read_regular_at);
+        tcase_add_test(tc, test_file_pread_full);
         tcase_add_loop_test(tc, test_b64_table, 0, ELEMENTSOF(b64_cases));
         tcase_add_test(tc, test_base64_vectors);
         tcase_add_loop_test(tc, test_b64_canonical, 0, ELEMENTSOF(b64_canonical_cases));

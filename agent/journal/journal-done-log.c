@@ -315,24 +315,18 @@ int journal_done_log_read(Journal *j, const JournalDone *rec, char **ret)
 {
         int fd = rec->where == JOURNAL_DONE_LOG ? j->log_fd : j->old_fd;
         _cleanup_free_ char *text = NULL;
-        size_t got = 0;
+        ssize_t got;
 
         if (fd < 0)
                 return -ENOENT;
         text = malloc(rec->len + 1);
         if (!text)
                 return -ENOMEM;
-        while (got < rec->len) {
-                ssize_t k = pread(fd, text + got, rec->len - got, rec->off + (off_t)got);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        return -ENOENT;
-                got += (size_t)k;
-        }
+        got = file_pread_full(fd, text, rec->len, rec->off);
+        if (got < 0)
+                return (int)got;
+        if ((size_t)got < rec->len)
+                return -ENOENT;
         text[rec->len] = '\0';
         if (j->sealed) {
                 unsigned char mac[JOURNAL_SEAL_LEN];
@@ -345,6 +339,42 @@ int journal_done_log_read(Journal *j, const JournalDone *rec, char **ret)
         }
         *ret = TAKE_PTR(text);
         return 0;
+}
+
+int journal_done_log_mend(Journal *j, const JournalDone *rec, const char *text)
+{
+        const char *file = rec->where == JOURNAL_DONE_LOG   ? JOURNAL_DONE_RECORDS
+                           : rec->where == JOURNAL_DONE_OLD ? JOURNAL_DONE_RECORDS_OLD
+                                                            : NULL;
+        _cleanup_free_ char *want = NULL, *got = NULL;
+        _cleanup_close_ int fd = -1;
+        char hdr[200];
+        size_t n, len;
+        ssize_t got_len;
+
+        if (!file)
+                return 0; /* a record of the format before: a file of its own */
+        n = (size_t)record_header(j, rec, hdr);
+        if (rec->off < (off_t)n)
+                return -EINVAL;
+        len = n + rec->len + 1;
+        want = malloc(len);
+        got = malloc(len);
+        if (!want || !got)
+                return -ENOMEM;
+        memcpy(want, hdr, n);
+        memcpy(want + n, text, rec->len);
+        want[len - 1] = '\n';
+        /* Not log_fd: a pwrite() through O_APPEND appends. */
+        fd = j->ops.openat(j->done_fd, file, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        got_len = file_pread_full(fd, got, len, rec->off - (off_t)n);
+        if (got_len < 0)
+                return (int)got_len;
+        if ((size_t)got_len == len && memcmp(got, want, len) == 0)
+                return 0;
+        return journal_pwrite_all(&j->ops, fd, want, len, rec->off - (off_t)n);
 }
 
 void journal_done_log_drop_old(Journal *j)

@@ -306,6 +306,19 @@ bool journal_done_has(const Journal *j, const char name[65], int64_t time)
         return false;
 }
 
+int journal_done_mend(Journal *j, const char name[65], int64_t time, const char *text, size_t len)
+{
+        ssize_t i = done_find(j, name);
+
+        /* Dropped since (age, count), or a later record of the plan
+         * stands for it: nothing to keep. */
+        if (i < 0 || j->done[i].time > time)
+                return 0;
+        if (j->done[i].time < time || j->done[i].len != len)
+                return journal_done_record_at(j, name, text, len, time, false);
+        return journal_done_log_mend(j, &j->done[i], text);
+}
+
 int journal_done_record_at(Journal *j, const char name[65], const char *text, size_t len,
                            int64_t time, bool sync)
 {

@@ -368,6 +368,11 @@ bool journal_reserve_retry(Journal *j, int r);
  * -errno. */
 int journal_stamp_raise(Journal *j, int64_t v);
 
+/* Write the last stamp into the stamp file again (not flushed), from
+ * memory: after a write-back error the file's page may have been dropped
+ * and read back as the disk kept it. Returns 0 or -errno. */
+int journal_stamp_rewrite(Journal *j);
+
 /* Load plans/stamp into j->last_stamp (absent: 0; unreadable as a number:
  * 0 and report.stamp_damaged). Returns 0 or -errno for I/O errors. */
 int journal_stamp_load(Journal *j);
@@ -524,6 +529,13 @@ int64_t journal_done_now(Journal *j);
 
 /* Whether a record named name, recorded at time or later, is kept. */
 bool journal_done_has(const Journal *j, const char name[65], int64_t time);
+/* Make sure the done record of name made at time, of text, is in its
+ * file, byte for byte at its place, unless it is kept no longer (dropped,
+ * or a later record of that name kept): after a write-back error, whose
+ * pages may have been dropped from the page cache since and read back as
+ * the disk kept them (docs/journal.md, "The checkpoint"). Not flushed.
+ * Returns 0 or -errno. */
+int journal_done_mend(Journal *j, const char name[65], int64_t time, const char *text, size_t len);
 
 /* Add rec to the records in memory, in time order, replacing one of the
  * same name. Returns 0 or -ENOMEM. */
@@ -548,6 +560,9 @@ int journal_done_log_append(Journal *j, JournalDone *rec, const char *text, bool
 /* The text of a record kept in a records file, its seal checked.
  * Returns 0, JOURNAL_FORGED, -ENOENT, or -errno. */
 int journal_done_log_read(Journal *j, const JournalDone *rec, char **ret);
+/* Write rec's header, text and newline at its place in its file again
+ * where the file does not hold them (no flush). Returns 0 or -errno. */
+int journal_done_log_mend(Journal *j, const JournalDone *rec, const char *text);
 
 /* Remove records.old, which no record in memory refers to any more. */
 void journal_done_log_drop_old(Journal *j);

@@ -281,6 +281,11 @@ int journal_stamp_raise(Journal *j, int64_t v)
         return r;
 }
 
+int journal_stamp_rewrite(Journal *j)
+{
+        return j->last_stamp > 0 ? stamp_save(j, j->last_stamp, false) : 0;
+}
+
 int journal_stamp_settle(Journal *j, const JournalIndexEntry *e)
 {
         int64_t held = JOURNAL_STAMP_UNKNOWN;

@@ -377,6 +377,25 @@ static void records_free(WalRecords *rs)
         free(rs->v);
 }
 
+/* A REMOVE record's done record, as remove_keep() took it: its name and
+ * time, its result's text and length. */
+static void done_of(const struct WalDone *d, char name[65], int64_t *ret_time)
+{
+        memcpy(name, d->p + 16, 64);
+        name[64] = '\0';
+        *ret_time = (int64_t)journal_le64_get(d->p + 8);
+}
+
+static const char *done_text(const struct WalDone *d)
+{
+        return (const char *)d->p + WAL_REMOVE_DONE;
+}
+
+static size_t done_len(const struct WalDone *d)
+{
+        return d->len - WAL_REMOVE_DONE;
+}
+
 static void free_done(Journal *j)
 {
         for (size_t i = 0; i < j->n_wal_done; i++)
@@ -408,9 +427,11 @@ static int rewrite_in_place(Journal *j, int dirfd, const char *name)
 /* The mirror written again, every file that a record since the
  * checkpoint wrote, whatever its pages hold (docs/journal.md, "The
  * checkpoint"): the entries' files from the records, through temporary
- * files (new pages) or, for `calls`, in place; the stamp file and the
- * done records in place, from what this process wrote (the page cache).
- * Returns 0 or -errno. */
+ * files (new pages) or, for `calls`, in place; the stamp file from
+ * memory; the done records in place, as the files read, and then each
+ * one the records carry written at its place again where the files no
+ * longer hold it (a page dropped since its write-back failed reads what
+ * the disk kept). Returns 0 or -errno. */
 static int mirror_rewrite(Journal *j)
 {
         WalRecords rs = {0};
@@ -422,17 +443,24 @@ static int mirror_rewrite(Journal *j)
         if (r == 0)
                 r = replay(j, &rs, true);
         records_free(&rs);
-        /* What remove_keep() took is in the files below already. */
-        free_done(j);
         j->wal_stamp = 0;
         if (r == 0)
-                r = rewrite_in_place(j, j->plans_fd, JOURNAL_STAMP_FILE);
+                r = journal_stamp_rewrite(j);
         /* journal-done-log.c's files: a rotation since the checkpoint
          * renamed the one to the other. */
         if (r == 0)
                 r = rewrite_in_place(j, j->done_fd, JOURNAL_DONE_RECORDS);
         if (r == 0)
                 r = rewrite_in_place(j, j->done_fd, JOURNAL_DONE_RECORDS_OLD);
+        for (size_t i = 0; i < j->n_wal_done && r == 0; i++) {
+                int64_t time;
+                char name[65];
+
+                done_of(&j->wal_done[i], name, &time);
+                r = journal_done_mend(j, name, time, done_text(&j->wal_done[i]),
+                                      done_len(&j->wal_done[i]));
+        }
+        free_done(j);
         return r;
 }
 
@@ -542,16 +570,14 @@ int journal_wal_settle(Journal *j)
                 return 0;
         r = journal_stamp_raise(j, j->wal_stamp);
         for (size_t i = 0; i < j->n_wal_done && r == 0; i++) {
-                const struct WalDone *d = &j->wal_done[i];
-                int64_t time = (int64_t)journal_le64_get(d->p + 8);
+                int64_t time;
                 char name[65];
 
-                memcpy(name, d->p + 16, 64);
-                name[64] = '\0';
+                done_of(&j->wal_done[i], name, &time);
                 /* Not flushed: the checkpoint below makes it durable. */
                 if (!journal_done_has(j, name, time))
-                        r = journal_done_record_at(j, name, (const char *)d->p + WAL_REMOVE_DONE,
-                                                   d->len - WAL_REMOVE_DONE, time, false);
+                        r = journal_done_record_at(j, name, done_text(&j->wal_done[i]),
+                                                   done_len(&j->wal_done[i]), time, false);
         }
         free_done(j);
         if (r == 0)

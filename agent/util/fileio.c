@@ -90,3 +90,21 @@ int file_read_regular_fd(int fd, size_t max, char **ret, size_t *ret_len)
          * that grows is read whole (up to max) or refused. */
         return read_fd(fd, max, (size_t)st.st_size, ret, ret_len);
 }
+
+ssize_t file_pread_full(int fd, void *buf, size_t len, off_t off)
+{
+        size_t got = 0;
+
+        while (got < len) {
+                ssize_t k = pread(fd, (char *)buf + got, len - got, off + (off_t)got);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        break;
+                got += (size_t)k;
+        }
+        return (ssize_t)got;
+}
