@@ -621,6 +621,39 @@ START_TEST(test_cleanup)
 }
 END_TEST
 
+/* Whatever holds the cache dir's name at the start, a symlink (to a
+ * directory outside, or to nothing) or a file, is removed, never followed,
+ * and the cache dir made in its place. */
+START_TEST(test_cache_name_taken)
+{
+        _cleanup_json_ json_t *plan = one_script_plan("[]", "");
+        _cleanup_free_ char *outside = pathf("%s/outside", storage);
+        _cleanup_free_ char *keep = pathf("%s/outside/keep", storage);
+        _cleanup_free_ char *files_dir = pathf("%s/files", storage);
+        _cleanup_free_ char *cache = pathf("%s/files/p1", storage);
+
+        ck_assert_int_eq(mkdir(outside, 0700), 0);
+        ck_assert_int_eq(close(open(keep, O_WRONLY | O_CREAT, 0644)), 0);
+        ck_assert_int_eq(mkdir(files_dir, 0700), 0);
+        for (int i = 0; i < 3; i++) {
+                Files *f = NULL;
+
+                if (i == 0)
+                        ck_assert_int_eq(symlink(outside, cache), 0);
+                else if (i == 1)
+                        ck_assert_int_eq(symlink("/nonexistent", cache), 0);
+                else
+                        ck_assert_int_eq(close(open(cache, O_WRONLY | O_CREAT, 0644)), 0);
+                ck_assert_int_eq(files_new(storage, "p1", plan, NULL, NULL, &f), 0);
+                ck_assert_uint_eq(mode_of(cache) & (S_IFMT | 07777), S_IFDIR | 0700);
+                ck_assert(exists(keep));
+                f = files_free(f);
+                ck_assert(!exists(cache));
+                ck_assert(exists(keep));
+        }
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_layout);
@@ -638,6 +671,7 @@ static void add_tests(TCase *tc)
         tcase_add_loop_test(tc, test_bad_files, 0, ELEMENTSOF(bad_cases));
         tcase_add_test(tc, test_sha256_inline);
         tcase_add_test(tc, test_cleanup);
+        tcase_add_test(tc, test_cache_name_taken);
 }
 
 int main(void)

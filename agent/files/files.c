@@ -228,19 +228,28 @@ int files_new(const char *storage, const char *plan_id, const json_t *plan,
         f->cache = path_join(f->files_dir, f->name);
         if (!f->cache)
                 return -ENOMEM;
-        if ((r = mkdir_parents(f->files_dir, f->set_owner ? 0711 : 0700)) < 0)
-                return r;
+        /* <storage>/files is there for every plan but the first. */
         f->files_fd = open(f->files_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (f->files_fd < 0 && errno == ENOENT) {
+                if ((r = mkdir_parents(f->files_dir, f->set_owner ? 0711 : 0700)) < 0)
+                        return r;
+                f->files_fd = open(f->files_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        }
         if (f->files_fd < 0)
                 return -errno;
         if (f->set_owner && (r = open_the_way(f)) < 0)
                 return r;
 
         /* The reference: if os.path.exists(cache): rmtree; then
-         * os.makedirs(cache, 0o700). */
-        (void)files_rm_tree_at(f->files_fd, f->name);
-        if (mkdirat(f->files_fd, f->name, 0700) < 0)
-                return -errno;
+         * os.makedirs(cache, 0o700). A name that is there fails the
+         * mkdirat(), which is then made again after the removal. */
+        if (mkdirat(f->files_fd, f->name, 0700) < 0) {
+                if (errno != EEXIST)
+                        return -errno;
+                (void)files_rm_tree_at(f->files_fd, f->name);
+                if (mkdirat(f->files_fd, f->name, 0700) < 0)
+                        return -errno;
+        }
         f->cache_fd = openat(f->files_fd, f->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (f->cache_fd < 0)
                 return -errno;
