@@ -503,18 +503,26 @@ static int put_inline(Files *f, const char *file_id, const json_t *file_def, Pla
         /* Files are written lazily, so an earlier script may have put
          * something under this name: a FIFO must not hang the plan
          * (O_NONBLOCK), and a hard link to a file elsewhere must not be
-         * truncated, so the check comes before ftruncate(). */
+         * truncated, so the check comes before ftruncate(). A file that
+         * O_EXCL made is new: regular, empty and ours, nothing to check. */
         fd = openat(f->cache_fd, file_id,
-                    O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0666);
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
+                    0666);
+        if (fd < 0 && errno == EEXIST) {
+                fd = openat(f->cache_fd, file_id,
+                            O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+                if (fd < 0)
+                        return files_fail_os(err, errno, path);
+                if (fstat(fd, &st) < 0)
+                        return files_fail_os(err, errno, path);
+                if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
+                        return files_fail_os(err, EEXIST, path);
+                /* A new file would be empty already; truncating it would
+                 * still cost the file system a truncate of its inode. */
+                if (st.st_size > 0 && ftruncate(fd, 0) < 0)
+                        return files_fail_os(err, errno, path);
+        }
         if (fd < 0)
-                return files_fail_os(err, errno, path);
-        if (fstat(fd, &st) < 0)
-                return files_fail_os(err, errno, path);
-        if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
-                return files_fail_os(err, EEXIST, path);
-        /* A new file is empty already; truncating it would still cost the
-         * file system a truncate of its inode. */
-        if (st.st_size > 0 && ftruncate(fd, 0) < 0)
                 return files_fail_os(err, errno, path);
         if ((r = files_own_fd(f, fd)) < 0)
                 return files_fail_os(err, -r, path);
