@@ -427,33 +427,6 @@ START_TEST(test_name_through_planted_symlink)
 }
 END_TEST
 
-START_TEST(test_planted_hardlink)
-{
-        _cleanup_plan_error_ PlanError err = PLAN_ERROR_INIT;
-        _cleanup_(files_freep) Files *f = NULL;
-        _cleanup_json_ json_t *plan = one_script_plan(
-                "[\"y\"]", "\"y\": {\"Name\": \"n\", \"BodyType\": \"Text\", \"Body\": \"2\"}");
-        _cleanup_free_ char *outside = pathf("%s/precious", storage);
-        _cleanup_free_ char *path = NULL, *p = NULL, *want = NULL, *data = NULL;
-        FILE *fp;
-
-        /* An earlier script linked the not yet written file y to a file
-         * elsewhere: it must not be truncated or written through. */
-        fp = fopen(outside, "w");
-        ck_assert_ptr_nonnull(fp);
-        fputs("keep me", fp);
-        fclose(fp);
-        ck_assert_int_eq(files_new(storage, "p1", plan, NULL, NULL, &f), 0);
-        p = pathf("%s/y", files_cache_dir(f));
-        ck_assert_int_eq(link(outside, p), 0);
-        ck_assert_int_eq(files_prepare_script(f, "s", &path, &err), FILES_FAILED);
-        want = pathf("[Errno 17] File exists: '%s'", p);
-        ck_assert_str_eq(err.message, want);
-        data = slurp(outside, NULL);
-        ck_assert_str_eq(data, "keep me");
-}
-END_TEST
-
 START_TEST(test_planted_longer_file)
 {
         _cleanup_plan_error_ PlanError err = PLAN_ERROR_INIT;
@@ -474,6 +447,48 @@ START_TEST(test_planted_longer_file)
         ck_assert_int_eq(files_prepare_script(f, "s", &path, &err), 0);
         data = slurp(p, NULL);
         ck_assert_str_eq(data, "2");
+}
+END_TEST
+
+/* What an earlier script put at the name of a file not yet written: a
+ * hard link to a file elsewhere (which must not be truncated or written
+ * through), a symlink (to a file elsewhere, or to nothing) or a FIFO. Each
+ * is refused as the open meets it, and nothing outside is written. */
+START_TEST(test_planted_special)
+{
+        static const char *const want[] = {"[Errno 17] File exists",
+                                           "[Errno 40] Too many levels of symbolic links",
+                                           "[Errno 40] Too many levels of symbolic links",
+                                           "[Errno 6] No such device or address"};
+        _cleanup_plan_error_ PlanError err = PLAN_ERROR_INIT;
+        _cleanup_(files_freep) Files *f = NULL;
+        _cleanup_json_ json_t *plan = one_script_plan(
+                "[\"y\"]", "\"y\": {\"Name\": \"n\", \"BodyType\": \"Text\", \"Body\": \"2\"}");
+        _cleanup_free_ char *outside = pathf("%s/precious", storage),
+                            *gone = pathf("%s/gone", storage);
+        _cleanup_free_ char *path = NULL, *p = NULL, *msg = NULL, *data = NULL;
+        FILE *fp;
+
+        fp = fopen(outside, "w");
+        ck_assert_ptr_nonnull(fp);
+        fputs("keep me", fp);
+        fclose(fp);
+        ck_assert_int_eq(files_new(storage, "p1", plan, NULL, NULL, &f), 0);
+        p = pathf("%s/y", files_cache_dir(f));
+        if (_i == 0)
+                ck_assert_int_eq(link(outside, p), 0);
+        else if (_i == 1)
+                ck_assert_int_eq(symlink(outside, p), 0);
+        else if (_i == 2)
+                ck_assert_int_eq(symlink(gone, p), 0);
+        else
+                ck_assert_int_eq(mkfifo(p, 0600), 0);
+        ck_assert_int_eq(files_prepare_script(f, "s", &path, &err), FILES_FAILED);
+        msg = pathf("%s: '%s'", want[_i], p);
+        ck_assert_str_eq(err.message, msg);
+        data = slurp(outside, NULL);
+        ck_assert_str_eq(data, "keep me");
+        ck_assert(!exists(gone));
 }
 END_TEST
 
@@ -621,6 +636,39 @@ START_TEST(test_cleanup)
 }
 END_TEST
 
+/* Whatever holds the cache dir's name at the start, a symlink (to a
+ * directory outside, or to nothing) or a file, is removed, never followed,
+ * and the cache dir made in its place. */
+START_TEST(test_cache_name_taken)
+{
+        _cleanup_json_ json_t *plan = one_script_plan("[]", "");
+        _cleanup_free_ char *outside = pathf("%s/outside", storage);
+        _cleanup_free_ char *keep = pathf("%s/outside/keep", storage);
+        _cleanup_free_ char *files_dir = pathf("%s/files", storage);
+        _cleanup_free_ char *cache = pathf("%s/files/p1", storage);
+
+        ck_assert_int_eq(mkdir(outside, 0700), 0);
+        ck_assert_int_eq(close(open(keep, O_WRONLY | O_CREAT, 0644)), 0);
+        ck_assert_int_eq(mkdir(files_dir, 0700), 0);
+        for (int i = 0; i < 3; i++) {
+                Files *f = NULL;
+
+                if (i == 0)
+                        ck_assert_int_eq(symlink(outside, cache), 0);
+                else if (i == 1)
+                        ck_assert_int_eq(symlink("/nonexistent", cache), 0);
+                else
+                        ck_assert_int_eq(close(open(cache, O_WRONLY | O_CREAT, 0644)), 0);
+                ck_assert_int_eq(files_new(storage, "p1", plan, NULL, NULL, &f), 0);
+                ck_assert_uint_eq(mode_of(cache) & (S_IFMT | 07777), S_IFDIR | 0700);
+                ck_assert(exists(keep));
+                f = files_free(f);
+                ck_assert(!exists(cache));
+                ck_assert(exists(keep));
+        }
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_layout);
@@ -633,11 +681,12 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_base64_invalid_empty);
         tcase_add_test(tc, test_name_through_symlink);
         tcase_add_test(tc, test_name_through_planted_symlink);
-        tcase_add_test(tc, test_planted_hardlink);
         tcase_add_test(tc, test_planted_longer_file);
+        tcase_add_loop_test(tc, test_planted_special, 0, 4);
         tcase_add_loop_test(tc, test_bad_files, 0, ELEMENTSOF(bad_cases));
         tcase_add_test(tc, test_sha256_inline);
         tcase_add_test(tc, test_cleanup);
+        tcase_add_test(tc, test_cache_name_taken);
 }
 
 int main(void)

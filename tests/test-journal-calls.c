@@ -406,6 +406,63 @@ START_TEST(test_planted)
 }
 END_TEST
 
+/* An openat() that takes every open of an entry's `calls` to `calls.moved`
+ * beside it. */
+static int moved_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+        size_t n = strlen(path);
+        char moved[PATH_MAX];
+
+        if (n >= 6 && streq(path + n - 6, "/calls")) {
+                snprintf(moved, sizeof(moved), "%s.moved", path);
+                return openat(dirfd, moved, flags, mode);
+        }
+        return openat(dirfd, path, flags, mode);
+}
+
+/* The records are read from the file the log goes on writing, through the
+ * one descriptor it opens (no second open by name to read it first). */
+START_TEST(test_one_file)
+{
+        _cleanup_free_ char *dir = entry_dir(), *path = pathf("plans/" TS "/calls");
+        _cleanup_free_ char *moved = pathf("plans/" TS "/calls.moved"), *text = NULL, *after = NULL;
+        JournalOptions o = JOURNAL_OPTIONS_DEFAULT;
+        JournalOps ops = {.openat = moved_openat};
+        JournalCallsKey *k = NULL;
+        JournalCalls *c;
+        size_t len, len_after;
+        Journal *j;
+
+        /* Opening the journal removes the entry (no plan.json). */
+        o.ops = &ops;
+        j = open_with(&o);
+        ck_assert_int_eq(journal_calls_key(j, TS, &k), 0);
+        journal_free(j);
+        free(entry_dir());
+        write_three(dir);
+        ck_assert_int_eq(rename(path, moved), 0);
+        c = open_ok(dir);
+        append_json(c, JOURNAL_CALL_START, "{\"call\":9}", true);
+        journal_calls_free(c);
+        text = read_log(path, &len);
+        ck_assert_int_eq(journal_calls_open(dir, k, &c, &(char *){NULL}), 0);
+        ck_assert_int_eq(journal_calls_count(c), 3);
+        assert_record(c, 2, 'E', "{\"call\":0,\"result\":{\"exitCode\":0}}");
+        append_json(c, JOURNAL_CALL_REBOOT, "{\"call\":0}", true);
+        journal_calls_free(c);
+        journal_calls_key_free(k);
+        /* `calls` is as it was, and the moved file has the fourth record. */
+        after = read_log(path, &len_after);
+        ck_assert_uint_eq(len_after, len);
+        ck_assert(memcmp(after, text, len) == 0);
+        ck_assert_int_eq(rename(moved, path), 0);
+        c = open_ok(dir);
+        ck_assert_int_eq(journal_calls_count(c), 4);
+        assert_record(c, 3, 'R', "{\"call\":0}");
+        journal_calls_free(c);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_checked_fixture(tc, key_setup, key_teardown);
@@ -415,6 +472,7 @@ static void add_tests(TCase *tc)
         tcase_add_loop_test(tc, test_damaged, 0, (int)ELEMENTSOF(flip_cases));
         tcase_add_test(tc, test_large);
         tcase_add_loop_test(tc, test_planted, 0, (int)ELEMENTSOF(plant_cases));
+        tcase_add_test(tc, test_one_file);
 }
 
 int main(void)

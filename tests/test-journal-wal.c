@@ -534,6 +534,41 @@ START_TEST(test_removed)
 }
 END_TEST
 
+static void stamped_and_begun(Journal *j)
+{
+        json_t *nine = json_integer(9);
+
+        if (journal_put_plan(j, "{\"Stamp\": 9}", 12, NULL, 0, "a", NULL, ts_a) < 0 ||
+            journal_begin(j, ts_a, nine) != 0)
+                _exit(1);
+        json_decref(nine);
+}
+
+/* The agent killed (not a power loss: the page cache keeps its writes)
+ * after a plan took its Stamp, with no checkpoint since: the stamp file
+ * says so already, sealed, for a reader that does not know journal.log
+ * (the reference after a downgrade, or a version before the log), whether
+ * the plan is still there or removed (docs/journal.md, "What it costs and
+ * what it changes"). */
+START_TEST(test_stamp_file_at_begin)
+{
+        _cleanup_free_ char *log = pathf("%s", JOURNAL_LOG_FILE), *stamp = pathf("plans/stamp");
+        _cleanup_free_ char *text = NULL;
+        Journal *j;
+
+        journal_free(open_wal());
+        crash_after(_i ? stamped_and_removed : stamped_and_begun, NULL);
+        text = slurp(stamp, NULL);
+        ck_assert_str_eq(text, "9");
+        ck_assert_int_eq(unlink(log), 0);
+        j = open_with(NULL);
+        ck_assert(!journal_open_report(j)->stamp_forged);
+        ck_assert(!journal_open_report(j)->stamp_recovered);
+        ck_assert_int_eq(journal_last_stamp(j), 9);
+        journal_free(j);
+}
+END_TEST
+
 static void answered(Journal *j)
 {
         if (journal_put_answer(j, result, strlen(result), ts_a) < 0)
@@ -891,6 +926,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_flushes);
         tcase_add_loop_test(tc, test_recovery, 0, N_LOSSES);
         tcase_add_loop_test(tc, test_removed, 0, 2);
+        tcase_add_loop_test(tc, test_stamp_file_at_begin, 0, 2);
         tcase_add_test(tc, test_answer);
         tcase_add_test(tc, test_log_unmade);
         tcase_add_test(tc, test_undo);

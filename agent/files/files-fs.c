@@ -144,11 +144,7 @@ int files_place_link(int dfd, const char *base, const char *name, const char *ta
                 return -ENOMEM;
         /* The reference's `if not os.path.lexists(script_path)`: whatever
          * is there already, a file of an earlier item or one that a script
-         * made, stays. */
-        if (fstatat(cur >= 0 ? cur : dfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0)
-                return 0;
-        if (errno != ENOENT)
-                return files_fail_os(err, errno, path.data);
+         * made, stays; symlinkat() never replaces a name (EEXIST). */
         if (symlinkat(target, cur >= 0 ? cur : dfd, last) < 0 && errno != EEXIST)
                 return files_fail_os(err, errno, path.data);
         return 0;
@@ -213,7 +209,8 @@ static void rm_move_up(RmState *s, int dfd, const char *name)
  * emptied and removed (or, too deep, moved up). */
 static void rm_entry(RmState *s, int dfd, const char *name, unsigned char type, unsigned depth);
 
-static void rm_children(RmState *s, int dfd, unsigned depth)
+/* fresh: dfd was just opened, and reads from the start already. */
+static void rm_children(RmState *s, int dfd, unsigned depth, bool fresh)
 {
         _cleanup_free_ char *buf = malloc(RM_DIRENT_BUF);
         ssize_t n;
@@ -225,7 +222,7 @@ static void rm_children(RmState *s, int dfd, unsigned depth)
         /* The entries are read straight from dfd (no DIR, which would need
          * a duplicate of it, its fstat() and its flags), from the start:
          * an earlier pass over the top directory left it at the end. */
-        if (lseek(dfd, 0, SEEK_SET) < 0) {
+        if (!fresh && lseek(dfd, 0, SEEK_SET) < 0) {
                 rm_note(s, errno);
                 return;
         }
@@ -266,7 +263,7 @@ static void rm_entry(RmState *s, int dfd, const char *name, unsigned char type, 
                         rm_note(s, errno);
                 return;
         }
-        rm_children(s, sub, depth + 1);
+        rm_children(s, sub, depth + 1, true);
         close(sub);
         if (unlinkat(dfd, name, AT_REMOVEDIR) == 0)
                 s->progress = true;
@@ -279,20 +276,23 @@ int files_rm_tree_at(int dfd, const char *name)
         RmState s = {.top = -1};
         struct stat st;
 
-        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return errno == ENOENT ? 0 : -errno;
-        if (!S_ISDIR(st.st_mode))
-                return unlinkat(dfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
-
+        /* O_DIRECTORY | O_NOFOLLOW opens a directory and nothing else: a
+         * symlink (ELOOP) or any other file (ENOTDIR) is unlinked. */
         s.top = rm_open_dir(dfd, name);
+        if (s.top < 0 && (errno == ENOTDIR || errno == ELOOP))
+                return unlinkat(dfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
         if (s.top < 0)
                 return errno == ENOENT ? 0 : -errno;
         /* Each pass empties the tree down to RM_MAX_DEPTH and moves what
          * lies deeper to the top; a pass that changes nothing ends it. */
         for (unsigned pass = 0; pass < RM_MAX_PASSES; pass++) {
                 s.progress = false;
-                rm_children(&s, s.top, 1);
-                if (!s.progress || unlinkat(dfd, name, AT_REMOVEDIR) == 0 || errno != ENOTEMPTY)
+                rm_children(&s, s.top, 1, pass == 0);
+                if (unlinkat(dfd, name, AT_REMOVEDIR) == 0) {
+                        close(s.top);
+                        return 0;
+                }
+                if (!s.progress || errno != ENOTEMPTY)
                         break;
         }
         close(s.top);

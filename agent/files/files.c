@@ -228,19 +228,28 @@ int files_new(const char *storage, const char *plan_id, const json_t *plan,
         f->cache = path_join(f->files_dir, f->name);
         if (!f->cache)
                 return -ENOMEM;
-        if ((r = mkdir_parents(f->files_dir, f->set_owner ? 0711 : 0700)) < 0)
-                return r;
+        /* <storage>/files is there for every plan but the first. */
         f->files_fd = open(f->files_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (f->files_fd < 0 && errno == ENOENT) {
+                if ((r = mkdir_parents(f->files_dir, f->set_owner ? 0711 : 0700)) < 0)
+                        return r;
+                f->files_fd = open(f->files_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        }
         if (f->files_fd < 0)
                 return -errno;
         if (f->set_owner && (r = open_the_way(f)) < 0)
                 return r;
 
         /* The reference: if os.path.exists(cache): rmtree; then
-         * os.makedirs(cache, 0o700). */
-        (void)files_rm_tree_at(f->files_fd, f->name);
-        if (mkdirat(f->files_fd, f->name, 0700) < 0)
-                return -errno;
+         * os.makedirs(cache, 0o700). A name that is there fails the
+         * mkdirat(), which is then made again after the removal. */
+        if (mkdirat(f->files_fd, f->name, 0700) < 0) {
+                if (errno != EEXIST)
+                        return -errno;
+                (void)files_rm_tree_at(f->files_fd, f->name);
+                if (mkdirat(f->files_fd, f->name, 0700) < 0)
+                        return -errno;
+        }
         f->cache_fd = openat(f->files_fd, f->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (f->cache_fd < 0)
                 return -errno;
@@ -494,18 +503,26 @@ static int put_inline(Files *f, const char *file_id, const json_t *file_def, Pla
         /* Files are written lazily, so an earlier script may have put
          * something under this name: a FIFO must not hang the plan
          * (O_NONBLOCK), and a hard link to a file elsewhere must not be
-         * truncated, so the check comes before ftruncate(). */
+         * truncated, so the check comes before ftruncate(). A file that
+         * O_EXCL made is new: regular, empty and ours, nothing to check. */
         fd = openat(f->cache_fd, file_id,
-                    O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0666);
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
+                    0666);
+        if (fd < 0 && errno == EEXIST) {
+                fd = openat(f->cache_fd, file_id,
+                            O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+                if (fd < 0)
+                        return files_fail_os(err, errno, path);
+                if (fstat(fd, &st) < 0)
+                        return files_fail_os(err, errno, path);
+                if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
+                        return files_fail_os(err, EEXIST, path);
+                /* A new file would be empty already; truncating it would
+                 * still cost the file system a truncate of its inode. */
+                if (st.st_size > 0 && ftruncate(fd, 0) < 0)
+                        return files_fail_os(err, errno, path);
+        }
         if (fd < 0)
-                return files_fail_os(err, errno, path);
-        if (fstat(fd, &st) < 0)
-                return files_fail_os(err, errno, path);
-        if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
-                return files_fail_os(err, EEXIST, path);
-        /* A new file is empty already; truncating it would still cost the
-         * file system a truncate of its inode. */
-        if (st.st_size > 0 && ftruncate(fd, 0) < 0)
                 return files_fail_os(err, errno, path);
         if ((r = files_own_fd(f, fd)) < 0)
                 return files_fail_os(err, -r, path);

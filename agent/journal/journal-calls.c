@@ -147,15 +147,13 @@ static bool whole_record_after(const char *text, size_t at, size_t len)
         return false;
 }
 
-static int read_records(JournalCalls *c, const char *path, char **ret_error)
+static int read_records(JournalCalls *c, char **ret_error)
 {
         _cleanup_free_ char *text = NULL;
         size_t len = 0, at = 0;
         bool forged = false;
-        int r = file_read_all(path, CALLS_MAX_FILE, &text, &len);
+        int r = file_read_regular_fd(c->fd, CALLS_MAX_FILE, &text, &len);
 
-        if (r == -ENOENT)
-                return 0;
         if (r < 0)
                 return r;
         while (at < len) {
@@ -197,13 +195,18 @@ int journal_calls_open(const char *dir, const JournalCallsKey *key, JournalCalls
         c->fd = -1;
         c->key = key;
         c->ops = journal_calls_key_ops(key);
-        r = read_records(c, path, ret_error);
-        if (r != 0)
-                goto fail;
-        /* The new file's name is not fsync'd: a log that a power loss
+        /* A plan's first start makes the file, and has nothing to read; a
+         * resumed plan reads the records of the file it goes on writing.
+         * The new file's name is not fsync'd: a log that a power loss
          * took away leaves a plan without one, answered as interrupted as
          * before durable calls (docs/journal.md, "The call log"). */
-        c->fd = c->ops->openat(AT_FDCWD, path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        c->fd = c->ops->openat(AT_FDCWD, path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                               0600);
+        if (c->fd < 0 && errno == EEXIST) {
+                c->fd = c->ops->openat(AT_FDCWD, path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
+                if (c->fd >= 0 && (r = read_records(c, ret_error)) != 0)
+                        goto fail;
+        }
         if (c->fd < 0) {
                 r = -errno;
                 goto fail;

@@ -133,6 +133,13 @@ struct Journal {
         JournalOps ops;
         int plans_fd; /* <storage>/plans, flock'ed */
         int done_fd;  /* <storage>/plans/done */
+        /* The directory of one entry, entry_ts, kept open from the call
+         * that last opened it (put_plan, begin, put_result, an answer) for
+         * the next call on that entry, which a plan's calls follow each
+         * other with; -1 when none. Under io; closed when the entry is
+         * removed, or another entry's is opened (journal_entry_dir()). */
+        int entry_fd;
+        char entry_ts[JOURNAL_TS_MAX];
         size_t max_plan_file;
         /* plans/reserve (journal-reserve.c): its descriptor (-1: none),
          * the size it should have, the blocks it holds and its length
@@ -236,6 +243,14 @@ bool journal_ts_valid(const char *name);
 /* Open <dirfd>/<path> as a directory through the ops (O_NOFOLLOW).
  * Returns the descriptor or -errno. */
 int journal_open_dir(Journal *j, int dirfd, const char *path);
+
+/* The directory of entry ts, borrowed (the caller must not close it): the
+ * one the journal keeps open when it is ts's, else ts's opened and kept in
+ * its place. The caller holds io. Returns the descriptor or -errno. */
+int journal_entry_dir(Journal *j, const char *ts);
+/* Close the kept directory when it is entry ts's (any entry's when ts is
+ * NULL): before the entry is removed. The caller holds io. */
+void journal_entry_dir_drop(Journal *j, const char *ts);
 
 /* A stream listing dirfd's directory from its start, on a descriptor of
  * its own, so that closedir() leaves dirfd open. Returns 0, -errno from

@@ -71,6 +71,30 @@ int journal_open_dir(Journal *j, int dirfd, const char *path)
         return fd < 0 ? -errno : fd;
 }
 
+int journal_entry_dir(Journal *j, const char *ts)
+{
+        int fd;
+
+        if (j->entry_fd >= 0 && streq(j->entry_ts, ts))
+                return j->entry_fd;
+        fd = journal_open_dir(j, j->plans_fd, ts);
+        if (fd < 0)
+                return fd;
+        journal_entry_dir_drop(j, NULL);
+        j->entry_fd = fd;
+        snprintf(j->entry_ts, sizeof(j->entry_ts), "%s", ts);
+        return fd;
+}
+
+void journal_entry_dir_drop(Journal *j, const char *ts)
+{
+        if (j->entry_fd < 0 || (ts && !streq(j->entry_ts, ts)))
+                return;
+        close(j->entry_fd);
+        j->entry_fd = -1;
+        j->entry_ts[0] = '\0';
+}
+
 int journal_list_open(Journal *j, int dirfd, DIR **ret)
 {
         int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

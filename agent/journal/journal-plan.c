@@ -324,7 +324,7 @@ static int put_plan(Journal *j, const void *body, size_t body_len, char **owned,
 {
         _cleanup_strbuf_ StrBuf tail = STRBUF_INIT;
         _cleanup_free_ char *buf = NULL;
-        _cleanup_close_ int entry_fd = -1;
+        int entry_fd = -1;
         PlanOut po = {.body = body, .body_len = body_len, .sig = sig, .sig_len = sig ? sig_len : 0};
         _cleanup_(journal_plan_freep) JournalPlan *held = NULL;
         char ts[JOURNAL_TS_MAX];
@@ -358,7 +358,7 @@ static int put_plan(Journal *j, const void *body, size_t body_len, char **owned,
         r = entry_create(j, ts);
         if (r < 0)
                 goto out;
-        entry_fd = journal_open_dir(j, j->plans_fd, ts);
+        entry_fd = journal_entry_dir(j, ts);
         if (entry_fd < 0) {
                 r = entry_fd;
                 goto fail;
@@ -411,6 +411,7 @@ fail:
                 if (j->sealed)
                         (void)j->ops.unlinkat(entry_fd, JOURNAL_RESULT_SLOT, 0);
         }
+        journal_entry_dir_drop(j, ts);
         (void)j->ops.unlinkat(j->plans_fd, ts, AT_REMOVEDIR);
         if (logged)
                 journal_wal_undo(j, seq);
@@ -739,14 +740,14 @@ static int result_logged(Journal *j, int entry_fd, const char *ts, const char *t
 int journal_put_result(Journal *j, const char *ts, const char *text, size_t len,
                        const JournalResultIds *ids)
 {
-        _cleanup_close_ int entry_fd = -1;
+        int entry_fd = -1;
         JournalIndexEntry *e;
         int r;
 
         if (!journal_ts_valid(ts))
                 return -EINVAL;
         pthread_mutex_lock(&j->io);
-        entry_fd = journal_open_dir(j, j->plans_fd, ts);
+        entry_fd = journal_entry_dir(j, ts);
         if (entry_fd < 0)
                 r = entry_fd;
         else if (j->wal && len <= journal_wal_max(j))
@@ -786,7 +787,7 @@ int journal_put_result(Journal *j, const char *ts, const char *text, size_t len,
 /* An entry holding only result.json; the caller holds io. */
 static int answer_put(Journal *j, const char *text, size_t len, char ts[JOURNAL_TS_MAX])
 {
-        _cleanup_close_ int entry_fd = -1;
+        int entry_fd = -1;
         JournalResult *kept = NULL;
         JournalIndexEntry *e;
         bool logged = false;
@@ -796,7 +797,7 @@ static int answer_put(Journal *j, const char *text, size_t len, char ts[JOURNAL_
         r = entry_create(j, ts);
         if (r < 0)
                 return r;
-        entry_fd = journal_open_dir(j, j->plans_fd, ts);
+        entry_fd = journal_entry_dir(j, ts);
         if (entry_fd < 0) {
                 r = entry_fd;
                 goto fail;
@@ -832,6 +833,7 @@ static int answer_put(Journal *j, const char *text, size_t len, char ts[JOURNAL_
 fail:
         if (entry_fd >= 0)
                 (void)j->ops.unlinkat(entry_fd, JOURNAL_RESULT_FILE, 0);
+        journal_entry_dir_drop(j, ts);
         (void)j->ops.unlinkat(j->plans_fd, ts, AT_REMOVEDIR);
         if (logged)
                 journal_wal_undo(j, seq);

@@ -334,7 +334,7 @@ static int mark_running(Journal *j, int entry_fd)
 
 int journal_begin(Journal *j, const char *ts, const json_t *stamp)
 {
-        _cleanup_close_ int entry_fd = -1;
+        int entry_fd;
         JournalIndexEntry *e;
         uint64_t seq = 0;
         int64_t v;
@@ -351,7 +351,7 @@ int journal_begin(Journal *j, const char *ts, const json_t *stamp)
                 r = JOURNAL_STAMP_OLD;
                 goto out;
         }
-        entry_fd = journal_open_dir(j, j->plans_fd, ts);
+        entry_fd = journal_entry_dir(j, ts);
         if (entry_fd < 0) {
                 r = entry_fd;
                 goto out;

@@ -253,8 +253,10 @@ static int converge(Journal *j, const WalEntry *e, bool force)
         bool make = e->plan || e->running || e->result;
         int r;
 
-        if (e->removed)
+        if (e->removed) {
+                journal_entry_dir_drop(j, e->ts);
                 return journal_rm_rf_at(j, j->plans_fd, e->ts);
+        }
         if (!make && e->n_calls == 0)
                 return 0;
         if (make && j->ops.mkdirat(j->plans_fd, e->ts, 0700) < 0 && errno != EEXIST)

@@ -299,7 +299,7 @@ int journal_open(const char *storage, const JournalOptions *opt, Journal **ret)
         j = calloc(1, sizeof(*j));
         if (!j)
                 return -ENOMEM;
-        j->plans_fd = j->done_fd = j->reserve_fd = j->log_fd = j->old_fd = -1;
+        j->plans_fd = j->done_fd = j->entry_fd = j->reserve_fd = j->log_fd = j->old_fd = -1;
         pthread_mutex_init(&j->io, NULL);
         pthread_mutex_init(&j->lock, NULL);
         pthread_rwlock_init(&j->wal_rw, NULL);
@@ -352,6 +352,7 @@ Journal *journal_free(Journal *j)
         /* Closing the descriptor releases the flock. */
         if (j->done_fd >= 0)
                 close(j->done_fd);
+        journal_entry_dir_drop(j, NULL);
         if (j->reserve_fd >= 0)
                 close(j->reserve_fd);
         if (j->log_fd >= 0)
@@ -651,8 +652,10 @@ int journal_remove(Journal *j, const char *ts, bool record)
          * may otherwise make durable first (docs/journal.md). */
         if (r >= 0 && j->wal)
                 r = wal_remove(j, ts, wal_done ? name : NULL, time, text, text_len);
-        if (r >= 0)
+        if (r >= 0) {
+                journal_entry_dir_drop(j, ts);
                 r = e ? entry_remove(j, ts, e) : journal_rm_rf_at(j, j->plans_fd, ts);
+        }
         if (r >= 0 && late)
                 (void)journal_done_record_at(j, name, text, text_len, time, !wal_done);
         if (r >= 0) {
