@@ -160,37 +160,6 @@ START_TEST(test_parse)
 }
 END_TEST
 
-/* The Rss and Anonymous KiB of the mapping that starts at p, read from
- * /proc/self/smaps apart from the code under test. */
-static void mapping_kib(const void *p, uint64_t *ret_rss, uint64_t *ret_anon)
-{
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/smaps", "r");
-        char line[512];
-        bool in = false, found = false;
-
-        ck_assert_ptr_nonnull(f);
-        while (fgets(line, sizeof(line), f)) {
-                unsigned long from, to, v;
-
-                if (sscanf(line, "%lx-%lx ", &from, &to) == 2) {
-                        in = (uintptr_t)p == from;
-                        found |= in;
-                } else if (in && sscanf(line, "Rss: %lu kB", &v) == 1)
-                        *ret_rss = v;
-                else if (in && sscanf(line, "Anonymous: %lu kB", &v) == 1)
-                        *ret_anon = v;
-        }
-        ck_assert_msg(found, "no mapping starts at %p", p);
-}
-
-static uint64_t rss_kib(const void *p)
-{
-        uint64_t rss = UINT64_MAX, anon = UINT64_MAX;
-
-        mapping_kib(p, &rss, &anon);
-        return rss;
-}
-
 /* RssFile of /proc/self/status: the process's resident file pages. */
 static uint64_t rss_file_kib(void)
 {
@@ -229,7 +198,6 @@ static int (*volatile twice_p)(int) = twice;
 START_TEST(test_release)
 {
         size_t page = (size_t)sysconf(_SC_PAGESIZE), len = PAGES * page;
-        char path[] = "/tmp/test-filepages.XXXXXX";
         _cleanup_free_ unsigned char *data = malloc(len);
         unsigned char *ro, *cow, *rw, *shared;
         uint64_t file_before, rss, anon, kib = len / 1024;
@@ -240,10 +208,7 @@ START_TEST(test_release)
         ck_assert_ptr_nonnull(data);
         for (size_t i = 0; i < len; i++)
                 data[i] = (unsigned char)(i / page + 1);
-        fd = mkstemp(path);
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(unlink(path), 0); /* mapped "(deleted)", as it may be */
-        ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
+        fd = test_file_of(data, len); /* mapped "(deleted)", as it may be */
 
         ro = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
         cow = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
@@ -259,8 +224,8 @@ START_TEST(test_release)
         cow[0] = 0xee;
         ck_assert_uint_eq(sum_pages(cow, page), 0xee + PAGES * (PAGES + 1) / 2 - 1);
         ck_assert_int_eq(mprotect(cow, len, PROT_READ), 0);
-        ck_assert_uint_eq(rss_kib(ro), kib);
-        mapping_kib(cow, &rss, &anon);
+        ck_assert_uint_eq(smaps_rss_kib(ro), kib);
+        smaps_kib(cow, &rss, &anon);
         ck_assert_uint_eq(rss, kib);
         ck_assert_uint_eq(anon, page / 1024);
         file_before = rss_file_kib();
@@ -271,19 +236,19 @@ START_TEST(test_release)
 
         /* The read-only mapping is no longer resident, nor much of the
          * program and its libraries; the rest is as it was. */
-        ck_assert_uint_eq(rss_kib(ro), 0);
+        ck_assert_uint_eq(smaps_rss_kib(ro), 0);
         ck_assert_uint_le(rss_file_kib() + kib, file_before);
-        mapping_kib(cow, &rss, &anon);
+        smaps_kib(cow, &rss, &anon);
         ck_assert_uint_eq(rss, kib);
         ck_assert_uint_eq(anon, page / 1024);
-        ck_assert_uint_eq(rss_kib(rw), kib);
-        ck_assert_uint_eq(rss_kib(shared), kib);
+        ck_assert_uint_eq(smaps_rss_kib(rw), kib);
+        ck_assert_uint_eq(smaps_rss_kib(shared), kib);
 
         /* What was written stays, what was given back reads the same, and
          * the code given back runs. */
         ck_assert_uint_eq(cow[0], 0xee);
         ck_assert_int_eq(memcmp(ro, data, len), 0);
-        ck_assert_uint_eq(rss_kib(ro), kib);
+        ck_assert_uint_eq(smaps_rss_kib(ro), kib);
         ck_assert_int_eq(memcmp(cow + 1, data + 1, len - 1), 0);
         ck_assert_int_eq(twice_p(21), 42);
         ck_assert_int_eq(snprintf(buf, sizeof(buf), "%d %s %.1f", 7, "x", 2.5), 7);
