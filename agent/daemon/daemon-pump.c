@@ -580,7 +580,17 @@ static void on_trim(uv_timer_t *t)
         uint64_t start;
         int rc;
 
-        if (!daemon_idle(d) || runner_busy(d->runner) || d->trimmed)
+        if (d->trimmed)
+                return;
+        /* The write-ahead log's checkpoint comes 1 s after the last
+         * removal (daemon-checkpoint.c) and runs the journal's code on the
+         * pool: the trim waits for it, or the pages it maps would stay
+         * mapped for the whole idle time. */
+        if (uv_is_active((uv_handle_t *)&d->checkpoint) || d->work_in_flight > 0) {
+                uv_timer_start(&d->trim, on_trim, DAEMON_TRIM_MS, 0);
+                return;
+        }
+        if (!daemon_idle(d) || runner_busy(d->runner))
                 return;
         start = uv_hrtime();
         rc = filepages_release(&st);
