@@ -10,8 +10,8 @@
 #include "util/fileio.h"
 #include "util/macro.h"
 
-/* /proc/self/smaps of a daemon is some 100 KB (about 800 bytes a
- * mapping); a process with a million mappings is not one to walk. */
+/* /proc/self/smaps of an idle daemon is some 50 KB (66 mappings, about
+ * 800 bytes each); a process with 80,000 mappings is not one to walk. */
 #define SMAPS_MAX (64u << 20)
 
 typedef struct Mapping {
@@ -169,9 +169,8 @@ int filepages_release(FilePagesStats *ret)
         size_t len;
         int r;
 
-        /* The whole text first: smaps is made as it is read, and pages
-         * dropped in the middle of reading it would not change what is
-         * left to read, but a mapping is judged by all its lines. */
+        /* All of it before anything is dropped: a mapping is judged by
+         * all its lines, and smaps is made as it is read. */
         r = file_read_all("/proc/self/smaps", SMAPS_MAX, &text, &len);
         if (r < 0)
                 return r;
