@@ -386,9 +386,10 @@ START_TEST(test_roundtrip)
 }
 END_TEST
 
-/* Once idle after a plan, the daemon gives back the file pages it mapped
- * and never wrote (util/filepages.h): a read-only mapping of a file, every
- * page of it read, is no longer resident, and reads the same after. */
+/* Once idle after a plan, and after the write-ahead log's checkpoint, the
+ * daemon gives back the file pages it mapped and never wrote
+ * (util/filepages.h): a read-only mapping of a file, every page of it
+ * read, is no longer resident, and reads the same after. */
 static bool trimmed(void)
 {
         return d.trimmed;
@@ -419,6 +420,10 @@ START_TEST(test_idle_gives_back_file_pages)
         confirm(1, TRANSPORT_CONFIRM_ACK);
         run_until(settled_empty, "the result is removed");
         run_until(trimmed, "the daemon gave memory back");
+        /* After the write-ahead log's checkpoint, whose pages would
+         * otherwise stay mapped. */
+        ck_assert(d.cfg->agent.journal_log);
+        ck_assert(!uv_is_active((uv_handle_t *)&d.checkpoint));
         ck_assert_uint_eq(smaps_rss_kib(m), 0);
         ck_assert_int_eq(memcmp(m, data, LEN), 0);
         ck_assert_int_eq(munmap(m, LEN), 0);
