@@ -386,6 +386,50 @@ START_TEST(test_roundtrip)
 }
 END_TEST
 
+/* Once idle after a plan, and after the write-ahead log's checkpoint, the
+ * daemon gives back the file pages it mapped and never wrote
+ * (util/filepages.h): a read-only mapping of a file, every page of it
+ * read, is no longer resident, and reads the same after. */
+static bool trimmed(void)
+{
+        return d.trimmed;
+}
+
+START_TEST(test_idle_gives_back_file_pages)
+{
+        enum { LEN = 64 * 1024 };
+        _cleanup_free_ char *data = malloc(LEN);
+        uint64_t sum = 0;
+        char *m;
+        int fd;
+
+        ck_assert_ptr_nonnull(data);
+        memset(data, 'f', LEN);
+        fd = test_file_of(data, LEN);
+        m = mmap(NULL, LEN, PROT_READ, MAP_PRIVATE, fd, 0);
+        ck_assert_ptr_ne(m, MAP_FAILED);
+        ck_assert_int_eq(close(fd), 0);
+        for (size_t i = 0; i < LEN; i += 4096)
+                sum += (unsigned char)m[i];
+        ck_assert_uint_eq(sum, 'f' * (LEN / 4096));
+        ck_assert_uint_eq(smaps_rss_kib(m), LEN / 1024);
+
+        connect_ready();
+        deliver_quick("a");
+        run_until(confirming_one, "the plan lane is idle");
+        confirm(1, TRANSPORT_CONFIRM_ACK);
+        run_until(settled_empty, "the result is removed");
+        run_until(trimmed, "the daemon gave memory back");
+        /* After the write-ahead log's checkpoint, whose pages would
+         * otherwise stay mapped. */
+        ck_assert(d.cfg->agent.journal_log);
+        ck_assert(!uv_is_active((uv_handle_t *)&d.checkpoint));
+        ck_assert_uint_eq(smaps_rss_kib(m), 0);
+        ck_assert_int_eq(memcmp(m, data, LEN), 0);
+        ck_assert_int_eq(munmap(m, LEN), 0);
+}
+END_TEST
+
 /* Without a connection plans still run; their results wait in the journal
  * and go out when the transport is ready. */
 START_TEST(test_results_wait_for_ready)
@@ -1023,6 +1067,7 @@ END_TEST
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_roundtrip);
+        tcase_add_test(tc, test_idle_gives_back_file_pages);
         tcase_add_test(tc, test_results_wait_for_ready);
         tcase_add_test(tc, test_results_first_one_at_a_time);
         tcase_add_test(tc, test_nack_publishes_again);

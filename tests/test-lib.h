@@ -1,15 +1,20 @@
 /* What the Check programs share: check_run(), which every main() ends in
  * (run a suite, turn its failures into the exit status); the one-tcase
  * suite with a fixture and a time limit that most of them build; rm_rf() for
- * their temporary directories; a pseudo-random generator. */
+ * their temporary directories; a pseudo-random generator; what smaps says
+ * of one mapping, and files to map. */
 #pragma once
 
 #include <check.h>
 #include <ftw.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* A decimal literal of 4301 digits, one past CPython 3.11's limit on
  * int/str conversion (sys.int_info.default_max_str_digits). */
@@ -87,4 +92,50 @@ static inline uint64_t test_rng(uint64_t *state)
         *state ^= *state << 25;
         *state ^= *state >> 27;
         return *state * 0x2545f4914f6cdd1du;
+}
+
+/* The Rss and Anonymous KiB of this process's mapping that starts at p,
+ * read from /proc/self/smaps (apart from util/filepages, whose work it
+ * checks). */
+static inline void smaps_kib(const void *p, uint64_t *ret_rss, uint64_t *ret_anon)
+{
+        FILE *f = fopen("/proc/self/smaps", "r");
+        char line[512];
+        bool in = false, found = false;
+
+        ck_assert_ptr_nonnull(f);
+        while (fgets(line, sizeof(line), f)) {
+                unsigned long from, to, v;
+
+                if (sscanf(line, "%lx-%lx ", &from, &to) == 2) {
+                        in = (uintptr_t)p == from;
+                        found |= in;
+                } else if (in && sscanf(line, "Rss: %lu kB", &v) == 1)
+                        *ret_rss = v;
+                else if (in && sscanf(line, "Anonymous: %lu kB", &v) == 1)
+                        *ret_anon = v;
+        }
+        fclose(f);
+        ck_assert_msg(found, "no mapping starts at %p", p);
+}
+
+static inline uint64_t smaps_rss_kib(const void *p)
+{
+        uint64_t rss = UINT64_MAX, anon = UINT64_MAX;
+
+        smaps_kib(p, &rss, &anon);
+        return rss;
+}
+
+/* A descriptor of a new, already unlinked file under /tmp holding the len
+ * bytes of data. */
+static inline int test_file_of(const void *data, size_t len)
+{
+        char path[] = "/tmp/test-mapped.XXXXXX";
+        int fd = mkstemp(path);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(unlink(path), 0);
+        ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
+        return fd;
 }

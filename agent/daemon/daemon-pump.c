@@ -5,6 +5,7 @@
  * continues on the loop. docs/daemon.md tells the life of a message. */
 #include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "daemon/daemon-work.h"
 #include "result/result.h"
 #include "util/base64.h"
+#include "util/filepages.h"
 #include "util/macro.h"
 #include "util/pyjson.h"
 
@@ -562,19 +564,43 @@ static bool pump_result(Daemon *d, const char *ts)
         return false;
 }
 
-/* Once the daemon has been idle this long after some work, the free
- * memory at the top of the heap goes back to the system: plans leave
- * some behind (about 0.1 MiB after the daemon bench's, docs/footprint.md),
- * and an agent spends most of its life idle. Not on the way of any plan:
- * a burst never waits this long between two. */
+/* Once the daemon has been idle this long after some work, it gives back
+ * the file pages it mapped and never wrote (util/filepages.h: its code's
+ * and its libraries', which the idle loop mostly does not run), then the
+ * free memory at the top of the heap, which plans leave some of (about
+ * 0.1 MiB after the daemon bench's) and reading smaps adds to; an agent
+ * spends most of its life idle (docs/footprint.md). Not on the way of
+ * any plan: a burst never waits this long between two. */
 #define DAEMON_TRIM_MS 500
 
 static void on_trim(uv_timer_t *t)
 {
         Daemon *d = t->data;
+        FilePagesStats st;
+        uint64_t start;
+        int rc;
 
-        if (!daemon_idle(d) || runner_busy(d->runner) || d->trimmed)
+        if (d->trimmed)
                 return;
+        /* The write-ahead log's checkpoint comes 1 s after the last
+         * removal (daemon-checkpoint.c) and runs the journal's code on the
+         * pool: the trim waits for it, or the pages it maps would stay
+         * mapped for the whole idle time. */
+        if (uv_is_active((uv_handle_t *)&d->checkpoint) || d->work_in_flight > 0) {
+                uv_timer_start(&d->trim, on_trim, DAEMON_TRIM_MS, 0);
+                return;
+        }
+        if (!daemon_idle(d) || runner_busy(d->runner))
+                return;
+        start = uv_hrtime();
+        rc = filepages_release(&st);
+        if (rc < 0)
+                log_debug(NULL, "idle: cannot read /proc/self/smaps: %s", strerror(-rc));
+        else
+                log_debug(NULL,
+                          "idle: %" PRIu64 " KiB of file pages given back from %zu mappings "
+                          "(%zu refused) in %.0f us",
+                          st.kib, st.mappings, st.failed, (double)(uv_hrtime() - start) / 1e3);
         malloc_trim(0);
         d->trimmed = true;
 }
