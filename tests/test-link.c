@@ -1,8 +1,9 @@
 /* The daemon's program as it is linked (docs/footprint.md): it needs
  * neither libyaml nor libgmp, which are loaded on first use
- * (util/lazylib.h), and, when agent/cold.ld was given to the linker, its
- * cold code is linked after the rest of its code (the script's patterns
- * still name the objects meson makes). */
+ * (util/lazylib.h), and, when agent/cold.ld and agent/idle.ld were given
+ * to the linker, its cold code is linked after the rest of its code and
+ * the code an idle agent runs before it (the scripts' patterns still name
+ * the objects meson makes). */
 #include <check.h>
 #include <elf.h>
 #include <stdio.h>
@@ -89,11 +90,37 @@ START_TEST(test_cold_code_after_the_rest)
 }
 END_TEST
 
+/* The code an idle agent runs (agent/idle.ld) comes before the rest, and
+ * ends in the 64 KiB window the PLT starts in: after the agent gave its
+ * file pages back, its heartbeats fault in that window of the program's
+ * code, not windows of their own. */
+START_TEST(test_idle_code_beside_the_plt)
+{
+        _cleanup_free_ char *elf = NULL;
+        const Elf64_Shdr *text, *idle, *plt;
+        size_t len = 0;
+
+        ck_assert_int_eq(file_read_all(program(), 64 << 20, &elf, &len), 0);
+        text = section(elf, len, ".text");
+        idle = section(elf, len, ".text.idle");
+        plt = section(elf, len, ".plt");
+        ck_assert_ptr_nonnull(text);
+        ck_assert_ptr_nonnull(idle);
+        ck_assert_ptr_nonnull(plt);
+        ck_assert_uint_lt(idle->sh_addr, text->sh_addr);
+        /* Most of the names match: the I/O thread's code is a few KiB. */
+        ck_assert_uint_ge(idle->sh_size, 4 * 1024);
+        ck_assert_uint_eq((idle->sh_addr + idle->sh_size - 1) / (64 * 1024),
+                          plt->sh_addr / (64 * 1024));
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
         tcase_add_test(tc, test_program_links_neither);
-#ifdef TEST_COLD_LD /* a linker that reads agent/cold.ld */
+#ifdef TEST_COLD_LD /* a linker that reads agent/cold.ld and agent/idle.ld */
         tcase_add_test(tc, test_cold_code_after_the_rest);
+        tcase_add_test(tc, test_idle_code_beside_the_plt);
 #endif
 }
 
