@@ -22,15 +22,16 @@ static void usage(FILE *f)
               "  --shm-dir DIR        the shm agent's storage (/dev/shm)\n"
               "  --only LETTERS       run only these: b the durable floor, k the contained "
               "floor,\n"
-              "                       d agent (disk), s agent (shm), e agent B (disk),\n"
-              "                       c agent B (shm) (default bkds)\n"
+              "                       p the compatible floor, d agent (disk), s agent (shm),\n"
+              "                       e agent B (disk), c agent B (shm) (default bkpds)\n"
               "  --agent PATH         muranoagent (the build tree's)\n"
               "  --consumer PATH      bench-daemon-consumer (beside this program)\n"
               "  --contained PATH     bench-daemon-contained (beside this program)\n"
+              "  --compatible PATH    bench-daemon-compatible (beside this program)\n"
               "  --config-extra FILE  append FILE to the agents' configuration\n"
               "  --compare PATH       agent B is this muranoagent (default: the same)\n"
               "  --compare-config FILE  append FILE to agent B's configuration\n"
-              "                       (either option adds agent B; --only default bkdsec)\n"
+              "                       (either option adds agent B; --only default bkpdsec)\n"
               "  --progress           agent B is agent A with progress events on and\n"
               "                       nobody consuming them ([agent] progress_routing_key)\n"
               "  --wrap COMMAND       run agent A (d, s) under COMMAND (split at spaces),\n"
@@ -128,6 +129,7 @@ int options_parse(Options *o, int argc, char **argv)
                 {"agent", required_argument, NULL, 'a'},
                 {"consumer", required_argument, NULL, 'c'},
                 {"contained", required_argument, NULL, 'K'},
+                {"compatible", required_argument, NULL, 'M'},
                 {"config-extra", required_argument, NULL, 'x'},
                 {"compare", required_argument, NULL, 'C'},
                 {"compare-config", required_argument, NULL, 'X'},
@@ -149,7 +151,7 @@ int options_parse(Options *o, int argc, char **argv)
                        .gap_ms = 25,
                        .dir = "/var/tmp",
                        .shm_dir = "/dev/shm",
-                       .only = "bkds"};
+                       .only = "bkpds"};
         while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
                 switch (c) {
                 case 'p':
@@ -194,6 +196,10 @@ int options_parse(Options *o, int argc, char **argv)
                 case 'K':
                         free(o->contained);
                         o->contained = strdup(optarg);
+                        break;
+                case 'M':
+                        free(o->compatible);
+                        o->compatible = strdup(optarg);
                         break;
                 case 'x':
                         o->config_extra = read_text(optarg);
@@ -240,7 +246,7 @@ int options_parse(Options *o, int argc, char **argv)
                 }
         }
         if (!only_set && (o->compare || o->compare_extra))
-                o->only = "bkdsec";
+                o->only = "bkpdsec";
         if (optind != argc || o->port <= 0 || o->runs < 1 || o->big < 0 || o->burst < 1 ||
             o->bursts < 0 || o->starts < 1 || o->gap_ms < 0 || !*o->only) {
                 usage(stderr);
@@ -252,13 +258,17 @@ int options_parse(Options *o, int argc, char **argv)
                 o->consumer = exe_sibling("bench-daemon-consumer");
         if (!o->contained)
                 o->contained = exe_sibling("bench-daemon-contained");
-        if (!o->agent || !o->consumer || !o->contained || access(o->agent, X_OK) < 0 ||
-            access(o->consumer, X_OK) < 0 || access(o->contained, X_OK) < 0) {
+        if (!o->compatible)
+                o->compatible = exe_sibling("bench-daemon-compatible");
+        if (!o->agent || !o->consumer || !o->contained || !o->compatible ||
+            access(o->agent, X_OK) < 0 || access(o->consumer, X_OK) < 0 ||
+            access(o->contained, X_OK) < 0 || access(o->compatible, X_OK) < 0) {
                 fprintf(stderr,
                         "bench-daemon: cannot find muranoagent (%s), "
-                        "bench-daemon-consumer (%s) or bench-daemon-contained (%s)\n",
+                        "bench-daemon-consumer (%s), bench-daemon-contained (%s) or "
+                        "bench-daemon-compatible (%s)\n",
                         o->agent ? o->agent : "?", o->consumer ? o->consumer : "?",
-                        o->contained ? o->contained : "?");
+                        o->contained ? o->contained : "?", o->compatible ? o->compatible : "?");
                 return 2;
         }
         o->sandbox_helper = agent_helper(o->agent);

@@ -1,9 +1,11 @@
 /* bench-daemon's figures, printed as they come (see bench-daemon.h). The
- * targets are issue 5's (absolute) and issue 17's (against the durable
- * floor); the agent with its storage on disk is the one they are judged
- * on, the agent on tmpfs shows how much of it the disk is. The contained
- * floor splits the agent's cost in two: its containment, and the rest. */
+ * targets are issue 5's (absolute) and issue 17's (against each floor);
+ * the agent with its storage on disk is the one they are judged on, the
+ * agent on tmpfs shows how much of it the disk is. The contained and the
+ * compatible floors split the agent's cost: its containment, the plan's
+ * files and result, and the rest. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +19,7 @@
 #define TARGET_START_MS 50.0
 #define TARGET_BIG_MS   25.0
 
-/* Issue 17: against the durable floor, in the same run. */
+/* Issue 17: against the durable floor (and the others), in the same run. */
 #define FLOOR_RT_RATIO    1.5
 #define FLOOR_BURST_RATIO 1.0
 #define FLOOR_BIG_RATIO   1.2
@@ -109,6 +111,11 @@ void report_intro(const Bench *b)
                                "runner with the default configuration (cgroup, audit session "
                                "sweep, sandbox)\n",
                                t->name, b->o.contained);
+                else if (t->kind == TARGET_COMPATIBLE)
+                        printf("  %-15s %s: the contained floor, the plan parsed, its files "
+                               "laid out and removed as the reference does, its script run "
+                               "from them, the reference's result document\n",
+                               t->name, b->o.compatible);
                 else if (t->tag == 'e' || t->tag == 'c')
                         printf("  %-15s %s%s%s, storage %s\n", t->name, b->compare_setup.program,
                                b->o.progress        ? " with progress events, nobody consuming"
@@ -166,46 +173,79 @@ static double paired_median(const Bench *b, double *const *ms, int n, size_t bas
         return stats(ms[base] + bench_agent_slot(b, i) * (size_t)n, n).median;
 }
 
-/* " /floor" and, with a contained floor, " /contained" for consumer i:
- * against the floors' plans paired with it for an agent, against all the
- * floor's for the contained floor (their plans are paired one to one). */
-static void print_ratios(const Bench *b, double *const *ms, int n, size_t i)
+/* The floors present, in the order of their ratio columns: /floor,
+ * /contained, /compatible. Returns how many. */
+static size_t floors_of(const Bench *b, size_t floors[3])
 {
-        size_t base = 0, cont = 0;
-        bool have_base = bench_baseline(b, &base), have_cont = bench_contained(b, &cont);
-        double median = stats(ms[i], bench_plans_of(b, i, n)).median;
+        static const TargetKind kinds[] = {TARGET_BASELINE, TARGET_CONTAINED, TARGET_COMPATIBLE};
+        size_t n = 0;
 
-        if (have_base && b->t[i].kind == TARGET_AGENT)
-                printf(" %9.2fx", median / paired_median(b, ms, n, base, i));
-        else if (have_base && i == cont)
-                printf(" %9.2fx", median / stats(ms[base], bench_plans_of(b, base, n)).median);
-        else
-                printf(" %10s", "");
-        if (have_cont && b->t[i].kind == TARGET_AGENT)
-                printf(" %10.2fx", median / paired_median(b, ms, n, cont, i));
-        else if (have_cont)
-                printf(" %11s", "");
+        for (size_t k = 0; k < 3; k++)
+                if (bench_find_kind(b, kinds[k], &floors[n]))
+                        n++;
+        return n;
+}
+
+static const char *floor_column(const Bench *b, size_t f)
+{
+        return b->t[f].kind == TARGET_BASELINE    ? "/floor"
+               : b->t[f].kind == TARGET_CONTAINED ? "/contained"
+                                                  : "/compatible";
+}
+
+static void print_ratio_heads(const Bench *b)
+{
+        size_t floors[3], n = floors_of(b, floors);
+
+        for (size_t j = 0; j < n; j++)
+                printf(" %11s", floor_column(b, floors[j]));
+}
+
+/* Consumer i's ratio of value to each floor's before it in floors_of():
+ * for an agent against the floors' plans paired with it (ms, n), for a
+ * floor against all of the floor's (the floors' plans are paired one to
+ * one); ms NULL: of value to each floor's whole[f]. */
+static void print_ratios_of(const Bench *b, double *const *ms, int n, const double *whole, size_t i,
+                            double value)
+{
+        size_t floors[3], nf = floors_of(b, floors);
+        bool agent = b->t[i].kind == TARGET_AGENT;
+
+        for (size_t j = 0; j < nf; j++) {
+                size_t f = floors[j];
+                double base;
+
+                if (!agent && b->t[i].kind <= b->t[f].kind) {
+                        printf(" %11s", "");
+                        continue;
+                }
+                if (!ms)
+                        base = whole[f];
+                else if (agent)
+                        base = paired_median(b, ms, n, f, i);
+                else
+                        base = stats(ms[f], bench_plans_of(b, f, n)).median;
+                printf(" %10.2fx", value / base);
+        }
 }
 
 static void print_times(const Bench *b, double *const *ms, int n, const double *cpu)
 {
-        size_t base = 0, cont = 0;
-        bool have_base = bench_baseline(b, &base), have_cont = bench_contained(b, &cont);
+        size_t floors[3];
 
-        printf("%-16s %9s %9s %9s %9s %10s", "", "median", "p99", "max", "mean", "/floor");
-        if (have_cont)
-                printf(" %11s", "/contained");
+        printf("%-16s %9s %9s %9s %9s", "", "median", "p99", "max", "mean");
+        print_ratio_heads(b);
         printf(" %9s\n", "CPU/plan");
         for (size_t i = 0; i < b->n; i++) {
                 Stats s = stats(ms[i], bench_plans_of(b, i, n));
                 printf("%-16s %9.3f %9.3f %9.3f %9.3f", b->t[i].name, s.median, s.p99, s.max,
                        s.mean);
-                print_ratios(b, ms, n, i);
+                print_ratios_of(b, ms, n, NULL, i, s.median);
                 printf(" %9.2f\n", cpu[i]);
         }
-        if ((have_base || have_cont) && bench_n_agents(b) > 0)
+        if (floors_of(b, floors) > 0 && bench_n_agents(b) > 0)
                 printf("(each agent's plans alternate with the floors', one agent at a time; "
-                       "/floor and /contained are against the floors' plans paired with it)\n");
+                       "an agent's ratios are against the floors' plans paired with it)\n");
 }
 
 void report_round_trips(const Bench *b)
@@ -225,30 +265,25 @@ void report_big(const Bench *b)
 
 void report_bursts(const Bench *b)
 {
-        size_t base = 0, cont = 0;
-        bool have_base = bench_baseline(b, &base), have_cont = bench_contained(b, &cont);
+        double rate[BENCH_MAX_TARGETS];
 
         if (b->o.bursts == 0)
                 return;
         printf("\nburst of %d trivial plans, plans/s (%d bursts each, in turns; first publish "
                "to last result)\n",
                b->o.burst, b->o.bursts);
-        printf("%-16s %9s %9s %9s %14s %9s %8s", "", "median", "best", "worst", "publishing ms",
-               "CPU/plan", "/floor");
-        printf(have_cont ? " %11s\n" : "\n", "/contained");
+        printf("%-16s %9s %9s %9s %14s %9s", "", "median", "best", "worst", "publishing ms",
+               "CPU/plan");
+        print_ratio_heads(b);
+        printf("\n");
+        for (size_t i = 0; i < b->n; i++)
+                rate[i] = stats(b->r.burst_rate[i], b->o.bursts).median;
         for (size_t i = 0; i < b->n; i++) {
                 Stats s = stats(b->r.burst_rate[i], b->o.bursts);
 
                 printf("%-16s %9.0f %9.0f %9.0f %14.1f %9.2f", b->t[i].name, s.median, s.max, s.min,
                        stats(b->r.burst_publish_ms[i], b->o.bursts).median, b->r.cpu_burst[i]);
-                if (have_base && i != base)
-                        printf(" %7.2fx",
-                               s.median / stats(b->r.burst_rate[base], b->o.bursts).median);
-                else if (have_cont)
-                        printf(" %8s", "");
-                if (have_cont && b->t[i].kind == TARGET_AGENT)
-                        printf(" %10.2fx",
-                               s.median / stats(b->r.burst_rate[cont], b->o.bursts).median);
+                print_ratios_of(b, NULL, 0, rate, i, s.median);
                 printf("\n");
         }
 }
@@ -280,13 +315,14 @@ static void ratio_line(const char *what, double agent, double floor, double limi
                verdict(floor > 0 && (at_most ? ratio <= limit : ratio >= limit)));
 }
 
-/* Issue 17's targets: each agent against the floor's figures in the same
+/* Issue 17's targets: each agent against floor base's figures in the same
  * run (round trips and 2 MiB plans paired, bursts and CPU as a whole). */
 static void report_floor_targets(const Bench *b, size_t base)
 {
         const Report *r = &b->r;
 
-        printf("\ntargets (issue 17), per agent, against the durable floor:\n");
+        printf("\ntargets (issue 17), per agent, against the %s:\n",
+               b->t[base].kind == TARGET_BASELINE ? "durable floor" : b->t[base].name);
         for (size_t i = 0; i < b->n; i++) {
                 if (b->t[i].kind != TARGET_AGENT)
                         continue;
@@ -347,61 +383,102 @@ void report_targets(const Bench *b)
                                big, verdict(big <= TARGET_BIG_MS));
                 }
         }
-        if (baseline)
-                report_floor_targets(b, base);
+        for (size_t i = 0; i < b->n; i++)
+                if (b->t[i].kind != TARGET_AGENT)
+                        report_floor_targets(b, i);
 }
 
-/* One figure of the split: the floor, the contained floor and the agent,
- * and how the agent's excess over the floor divides between the
- * containment (contained - floor) and the rest (agent - contained). */
-static void split_line(const char *what, double floor, double contained, double agent)
+/* One figure of the split: the floor, the contained floor, the compatible
+ * floor (when there is one: compat >= 0) and the agent, and how the
+ * agent's excess over the floor divides between the containment
+ * (contained - floor), the plan's files and result (compatible -
+ * contained) and the rest (agent - compatible, or agent - contained). */
+static void split_line(const char *what, double floor, double contained, double compat,
+                       double agent)
 {
-        double excess = agent - floor;
+        double excess = agent - floor, top = compat >= 0 ? compat : contained;
 
-        printf("  %-30s %8.2f %10.2f %8.2f   %+8.2f %+8.2f", what, floor, contained, agent,
-               contained - floor, agent - contained);
-        if (excess > 0)
-                printf("   %3.0f%% %3.0f%%\n", 100 * (contained - floor) / excess,
-                       100 * (agent - contained) / excess);
-        else
-                printf("\n");
+        printf("  %-30s %8.2f %10.2f", what, floor, contained);
+        if (compat >= 0)
+                printf(" %10.2f", compat);
+        printf(" %8.2f   %+8.2f", agent, contained - floor);
+        if (compat >= 0)
+                printf(" %+8.2f", compat - contained);
+        printf(" %+8.2f", agent - top);
+        if (excess > 0) {
+                printf("   %3.0f%%", 100 * (contained - floor) / excess);
+                if (compat >= 0)
+                        printf(" %3.0f%%", 100 * (compat - contained) / excess);
+                printf(" %3.0f%%", 100 * (agent - top) / excess);
+        }
+        printf("\n");
 }
 
-/* Where each agent's cost goes, from the three consumers of the same run:
- * paired medians for round trips, medians for bursts (as ms per plan, so
- * that the parts add up), CPU per plan as measured. */
+/* A consumer's figure for the split: the paired median of ms for a floor
+ * (against agent i), its median for the agent. */
+static double split_ms(const Bench *b, double *const *ms, int n, size_t f, size_t i)
+{
+        return f == i ? stats(ms[i], n).median : paired_median(b, ms, n, f, i);
+}
+
+/* Where each agent's cost goes, from the floors of the same run: paired
+ * medians for round trips, medians for bursts (as ms per plan, so that the
+ * parts add up), CPU per plan as measured. */
 void report_split(const Bench *b)
 {
         const Report *r = &b->r;
-        size_t base = 0, cont = 0;
+        size_t base = 0, cont = 0, comp = 0;
+        bool have_comp;
+        double rate[3];
 
         if (!bench_baseline(b, &base) || !bench_contained(b, &cont))
                 return;
-        printf("\nwhere the agent's cost goes: containment = contained floor - floor, the rest "
-               "(journal, parsing, Body, threads) = agent - contained floor\n");
+        have_comp = bench_compatible(b, &comp);
+        printf("\nwhere the agent's cost goes: containment = contained floor - floor%s, the rest "
+               "(journal, %sBody, threads) = agent - %s floor\n",
+               have_comp ? ", files = compatible floor - contained floor (the plan parsed, its "
+                           "files laid out and removed, the reference's result)"
+                         : "",
+               have_comp ? "" : "parsing, ", have_comp ? "compatible" : "contained");
         for (size_t i = 0; i < b->n; i++) {
+                size_t who[3] = {base, cont, have_comp ? comp : SIZE_MAX};
+                double v[4];
+
                 if (b->t[i].kind != TARGET_AGENT)
                         continue;
-                printf("%s:\n  %-30s %8s %10s %8s   %8s %8s   %s\n", b->t[i].name, "", "floor",
-                       "contained", "agent", "contain", "rest", "shares");
-                split_line("trivial round trip (median, ms)",
-                           paired_median(b, r->rt_ms, b->o.runs, base, i),
-                           paired_median(b, r->rt_ms, b->o.runs, cont, i),
-                           stats(r->rt_ms[i], b->o.runs).median);
+                printf("%s:\n  %-30s %8s %10s", b->t[i].name, "", "floor", "contained");
+                if (have_comp)
+                        printf(" %10s", "compatible");
+                printf(" %8s   %8s", "agent", "contain");
+                if (have_comp)
+                        printf(" %8s", "files");
+                printf(" %8s   shares\n", "rest");
+                for (size_t k = 0; k < 3; k++)
+                        v[k] = who[k] == SIZE_MAX ? -1
+                                                  : split_ms(b, r->rt_ms, b->o.runs, who[k], i);
+                split_line("trivial round trip (median, ms)", v[0], v[1], v[2],
+                           split_ms(b, r->rt_ms, b->o.runs, i, i));
                 split_line("CPU per trivial plan (ms)", r->cpu_rt[base], r->cpu_rt[cont],
-                           r->cpu_rt[i]);
+                           have_comp ? r->cpu_rt[comp] : -1, r->cpu_rt[i]);
                 if (b->o.bursts > 0) {
-                        split_line("burst (median, ms per plan)",
-                                   1e3 / stats(r->burst_rate[base], b->o.bursts).median,
-                                   1e3 / stats(r->burst_rate[cont], b->o.bursts).median,
+                        for (size_t k = 0; k < 3; k++)
+                                rate[k] = who[k] == SIZE_MAX
+                                                  ? -1
+                                                  : 1e3 / stats(r->burst_rate[who[k]], b->o.bursts)
+                                                                    .median;
+                        split_line("burst (median, ms per plan)", rate[0], rate[1], rate[2],
                                    1e3 / stats(r->burst_rate[i], b->o.bursts).median);
                         split_line("CPU per plan in a burst (ms)", r->cpu_burst[base],
-                                   r->cpu_burst[cont], r->cpu_burst[i]);
+                                   r->cpu_burst[cont], have_comp ? r->cpu_burst[comp] : -1,
+                                   r->cpu_burst[i]);
                 }
-                if (b->o.big > 0)
-                        split_line("2 MiB plan (median, ms)",
-                                   paired_median(b, r->big_ms, b->o.big, base, i),
-                                   paired_median(b, r->big_ms, b->o.big, cont, i),
-                                   stats(r->big_ms[i], b->o.big).median);
+                if (b->o.big > 0) {
+                        for (size_t k = 0; k < 3; k++)
+                                v[k] = who[k] == SIZE_MAX
+                                               ? -1
+                                               : split_ms(b, r->big_ms, b->o.big, who[k], i);
+                        split_line("2 MiB plan (median, ms)", v[0], v[1], v[2],
+                                   split_ms(b, r->big_ms, b->o.big, i, i));
+                }
         }
 }

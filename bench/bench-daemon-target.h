@@ -1,5 +1,6 @@
 /* bench-daemon's consumers: the baseline (bench-daemon-consumer), the
- * contained floor (bench-daemon-contained) and the agents (muranoagent with a configuration of its
+ * contained floor (bench-daemon-contained), the compatible floor
+ * (bench-daemon-compatible) and the agents (muranoagent with a configuration of its
  * own each), as processes that the bench starts, measures and stops. Each has a work directory
  * holding its configuration or scripts and its log (stdout and stderr,
  * appended across restarts), its plan queue and its results queue. */
@@ -8,15 +9,18 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+/* The floors in the order of their ratio columns, each against those
+ * before it (bench-daemon-report.c), then the agents. */
 typedef enum TargetKind {
-        TARGET_BASELINE,  /* the durable floor */
-        TARGET_CONTAINED, /* the durable floor with the agent's containment */
+        TARGET_BASELINE,   /* the durable floor */
+        TARGET_CONTAINED,  /* the durable floor with the agent's containment */
+        TARGET_COMPATIBLE, /* the contained floor laying out the plan's files */
         TARGET_AGENT,
 } TargetKind;
 
 typedef struct Target {
         const char *name; /* as printed: "floor", "agent (disk)" */
-        char tag;         /* one letter in plan IDs: b, k, d, s */
+        char tag;         /* one letter in plan IDs: b, k, p, d, s */
         TargetKind kind;
         char *dir;     /* work directory */
         char *storage; /* agents: [DEFAULT] storage */
@@ -30,8 +34,8 @@ typedef struct Target {
 
 typedef struct TargetSetup {
         int port;
-        const char *program;      /* muranoagent, bench-daemon-consumer or -contained */
-        const char *helper;       /* the contained floor's $MURANOAGENT_SANDBOX, or NULL */
+        const char *program;      /* muranoagent, bench-daemon-consumer, -contained, -compatible */
+        const char *helper;       /* the contained floors' $MURANOAGENT_SANDBOX, or NULL */
         const char *const *wrap;  /* agents: argv to run them under, or NULL */
         bool debug;               /* agents: [DEFAULT] debug = true */
         const char *config_extra; /* agents: text appended to the configuration */

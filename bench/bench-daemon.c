@@ -102,6 +102,8 @@ static const TargetSetup *setup_of(const Bench *b, const Target *t)
                 return &b->baseline_setup;
         if (t->kind == TARGET_CONTAINED)
                 return &b->contained_setup;
+        if (t->kind == TARGET_COMPATIBLE)
+                return &b->compatible_setup;
         return t->tag == 'e' || t->tag == 'c' ? &b->compare_setup : &b->agent_setup;
 }
 
@@ -145,6 +147,8 @@ static int setup(Bench *b)
         b->baseline_setup = (TargetSetup){.port = b->o.port, .program = b->o.consumer};
         b->contained_setup = (TargetSetup){
                 .port = b->o.port, .program = b->o.contained, .helper = b->o.sandbox_helper};
+        b->compatible_setup = b->contained_setup;
+        b->compatible_setup.program = b->o.compatible;
         plans_init(&b->plans);
         if (asprintf(&b->workdir, "%s/bench-daemon.XXXXXX", b->o.dir) < 0 ||
             asprintf(&b->shmdir, "%s/bench-daemon.XXXXXX", b->o.shm_dir) < 0)
@@ -177,6 +181,8 @@ static int setup(Bench *b)
                 rc = add_target(b, 'b', "floor", TARGET_BASELINE, b->workdir, NULL);
         if (rc == 0)
                 rc = add_target(b, 'k', "contained floor", TARGET_CONTAINED, b->workdir, NULL);
+        if (rc == 0)
+                rc = add_target(b, 'p', "compatible floor", TARGET_COMPATIBLE, b->workdir, NULL);
         if (rc == 0)
                 rc = add_target(b, 'd', "agent (disk)", TARGET_AGENT, b->workdir, storage[0]);
         if (rc == 0)
@@ -234,6 +240,7 @@ static void cleanup(Bench *b)
         free(b->o.agent);
         free(b->o.consumer);
         free(b->o.contained);
+        free(b->o.compatible);
         free(b->o.sandbox_helper);
         report_free(&b->r);
 }
@@ -472,10 +479,12 @@ static int floor_turns(Bench *b, const size_t *floors, size_t n_floors, bool bef
  * bench_plans_of() for the floors'); NULL: a warm-up, not kept. */
 static int round_trips(Bench *b, int count, bool big, double **ms)
 {
-        size_t agents[BENCH_MAX_TARGETS], n_agents = 0, floors[2], n_floors = 0, f = 0;
+        size_t agents[BENCH_MAX_TARGETS], n_agents = 0, floors[3], n_floors = 0, f = 0;
         int rc = 0;
 
-        /* The contained floor outermost, the durable floor nearest. */
+        /* The compatible floor outermost, the durable floor nearest. */
+        if (bench_compatible(b, &f))
+                floors[n_floors++] = f;
         if (bench_contained(b, &f))
                 floors[n_floors++] = f;
         if (bench_baseline(b, &f))

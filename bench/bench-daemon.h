@@ -9,13 +9,13 @@
 #include "bench-daemon-plan.h"
 #include "bench-daemon-target.h"
 
-#define BENCH_MAX_TARGETS 6
+#define BENCH_MAX_TARGETS 7
 
 typedef struct Options {
         int port, runs, big, burst, bursts, starts, gap_ms;
         const char *dir, *shm_dir, *only;
-        char *agent, *consumer, *contained, *config_extra;
-        char *sandbox_helper; /* the agent's muranoagent-sandbox, for the contained floor */
+        char *agent, *consumer, *contained, *compatible, *config_extra;
+        char *sandbox_helper; /* the agent's muranoagent-sandbox, for the contained floors */
         char *compare, *compare_extra; /* agent B: another build or configuration */
         char **wrap;
         bool debug, keep;
@@ -43,7 +43,7 @@ typedef struct Report {
 
 typedef struct Bench {
         Options o;
-        TargetSetup agent_setup, compare_setup, baseline_setup, contained_setup;
+        TargetSetup agent_setup, compare_setup, baseline_setup, contained_setup, compatible_setup;
         Target t[BENCH_MAX_TARGETS];
         size_t n;
         char *workdir, *shmdir, *queue_prefix;
@@ -58,8 +58,8 @@ typedef struct Bench {
 int options_parse(Options *o, int argc, char **argv);
 
 /* The agents take turns with the floors one at a time (bench-daemon.c,
- * round_trips()), so each floor (the durable floor, the baseline, and the
- * contained floor) handles count plans per agent; its samples for the
+ * round_trips()), so each floor (the durable floor, the baseline, the
+ * contained floor and the compatible floor) handles count plans per agent; its samples for the
  * agent in slot k (the k-th agent) are at [k * count]. These say where
  * things are. */
 static inline size_t bench_n_agents(const Bench *b)
@@ -89,6 +89,11 @@ static inline bool bench_baseline(const Bench *b, size_t *ret)
 static inline bool bench_contained(const Bench *b, size_t *ret)
 {
         return bench_find_kind(b, TARGET_CONTAINED, ret);
+}
+
+static inline bool bench_compatible(const Bench *b, size_t *ret)
+{
+        return bench_find_kind(b, TARGET_COMPATIBLE, ret);
 }
 
 static inline size_t bench_agent_slot(const Bench *b, size_t i)

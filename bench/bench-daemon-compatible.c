@@ -1,0 +1,260 @@
+/* The compatible floor's plans (see bench-daemon-consumer.h): the contained
+ * floor, doing besides what any agent that runs the reference's plans must
+ * do for one, in the least work this file could find for it:
+ *
+ *   1. the plan is parsed, and its script, the one entry of its Scripts,
+ *      found with its EntryPoint and Files. The parse is the agent's
+ *      plan_parse_json() (agent/plan/plan.h), jansson's parser given the
+ *      long strings' text apart (docs/plans.md, "JSON"): jansson alone
+ *      takes 33 ms over a 2 MiB plan's 2.8 MB of Base64, and a floor
+ *      slower than the agent would flatter it;
+ *   2. the files the script needs are laid out as the reference lays them
+ *      out (muranoagent/files_manager.py; agent/files/files.h):
+ *
+ *        files/<plan ID>/          mode 0700, in the current directory
+ *          <fileId>                each file, decoded (Text or Base64)
+ *          <script>/               the script's folder
+ *            <Name>                symlink -> the absolute path of <fileId>
+ *
+ *      and the entry point made readable and executable by its owner
+ *      (chmod through the symlink, as the reference's Application
+ *      executor);
+ *   3. the script runs from its folder with the agent's command for an
+ *      Application script, contained as the contained floor contains it
+ *      (contained_run(), bench-daemon-contained.c);
+ *   4. files/<plan ID> is removed, as the reference removes it after each
+ *      plan;
+ *   5. the result document has every field of the agent's and the
+ *      reference's: FormatVersion, a fresh ID, SourceID, Action,
+ *      ErrorCode, Body and Time.
+ *
+ * It runs the plan's one script where the agent interprets the plan's Body
+ * (the bench's Bodies only call that script and return its stdout), it
+ * checks nothing of the plan beyond what it needs, and it keeps no copy of
+ * the plan in the reference's storage directory (the agent's journal keeps
+ * one there, docs/journal.md). So the agent less this floor is the
+ * journal, the Body, the plan's checks and the agent's threads.
+ *
+ *     bench-daemon-compatible PORT QUEUE RESULTS_QUEUE */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench-daemon-consumer.h"
+#include "plan/plan.h"
+#include "util/base64.h"
+#include "util/hexid.h"
+
+#define FILES_DIR "files"
+/* The files of one script: its entry point and its Files. */
+#define MAX_FILES 16
+
+const char consumer_name[] = "bench-daemon-compatible";
+
+typedef struct PlanFile {
+        const char *id, *name; /* the file's ID and the Name its link has */
+} PlanFile;
+
+static bool plain_name(const char *s)
+{
+        return s && *s && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+}
+
+/* Writes the file id of the plan's Files in dirfd, decoded. */
+static int write_file(int dirfd, const json_t *files, const char *id, const char **ret_name)
+{
+        const json_t *f = json_object_get(files, id);
+        const char *name = json_string_value(json_object_get(f, "Name"));
+        const char *type = json_string_value(json_object_get(f, "BodyType"));
+        const json_t *body = json_object_get(f, "Body");
+        const char *text = json_string_value(body);
+        size_t len = json_string_length(body), n;
+        char *decoded = NULL, *why = NULL;
+        const char *data = text;
+        int fd, rc = 0;
+
+        *ret_name = name;
+        if (!plain_name(name) || !text || !type)
+                return -EINVAL;
+        if (strcmp(type, "Base64") == 0) {
+                if (base64_decode(text, len, &decoded, &n, &why) != 0) {
+                        free(why);
+                        return -EINVAL;
+                }
+                data = decoded;
+                len = n;
+        } else if (strcmp(type, "Text") != 0) {
+                return -EINVAL;
+        }
+        fd = openat(dirfd, id, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0)
+                rc = -errno;
+        for (size_t done = 0; rc == 0 && done < len;) {
+                ssize_t w = write(fd, data + done, len - done);
+                if (w < 0)
+                        rc = -errno;
+                else
+                        done += (size_t)w;
+        }
+        if (fd >= 0 && close(fd) < 0 && rc == 0)
+                rc = -errno;
+        free(decoded);
+        return rc;
+}
+
+/* The plan's one script, its files in place, its folder in ret_dir. */
+static int lay_out(const json_t *plan, const char *cache, PlanFile *pf, size_t *ret_n,
+                   const char **ret_script, char *ret_dir, size_t dir_size)
+{
+        const json_t *scripts = json_object_get(plan, "Scripts");
+        const json_t *files = json_object_get(plan, "Files");
+        const char *script = json_object_iter_key(json_object_iter((json_t *)scripts));
+        const json_t *s = json_object_get(scripts, script ? script : "");
+        const json_t *more = json_object_get(s, "Files"), *v;
+        char target[PATH_MAX];
+        int cache_fd, script_fd = -1, rc = 0;
+        size_t n = 0, i;
+
+        pf[n++].id = json_string_value(json_object_get(s, "EntryPoint"));
+        json_array_foreach (more, i, v)
+                if (n < MAX_FILES)
+                        pf[n++].id = json_string_value(v);
+        *ret_n = 0;
+        if (!plain_name(script) || json_array_size(more) + 1 > MAX_FILES)
+                return -EINVAL;
+        for (i = 0; i < n; i++)
+                if (!plain_name(pf[i].id))
+                        return -EINVAL;
+        if (mkdir(cache, 0700) < 0)
+                return -errno;
+        cache_fd = open(cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (cache_fd < 0)
+                return -errno;
+        for (i = 0; rc == 0 && i < n; i++) {
+                rc = write_file(cache_fd, files, pf[i].id, &pf[i].name);
+                *ret_n = i + 1; /* made or not: remove_layout() tries */
+        }
+        if (rc == 0 && mkdirat(cache_fd, script, 0777) < 0)
+                rc = -errno;
+        if (rc == 0 &&
+            (script_fd = openat(cache_fd, script, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+                rc = -errno;
+        for (i = 0; rc == 0 && i < n; i++) {
+                int w = snprintf(target, sizeof(target), "%s/%s", cache, pf[i].id);
+
+                if (w < 0 || (size_t)w >= sizeof(target))
+                        rc = -ENAMETOOLONG;
+                else if (symlinkat(target, script_fd, pf[i].name) < 0)
+                        rc = -errno;
+        }
+        if (rc == 0 && fchmodat(script_fd, pf[0].name, S_IXUSR | S_IRUSR, 0) < 0)
+                rc = -errno;
+        if (script_fd >= 0)
+                close(script_fd);
+        close(cache_fd);
+        *ret_script = script;
+        if (rc == 0) {
+                int w = snprintf(ret_dir, dir_size, "%s/%s", cache, script);
+
+                if (w < 0 || (size_t)w >= dir_size)
+                        rc = -ENAMETOOLONG;
+        }
+        return rc;
+}
+
+/* Removes what lay_out() made: the links, the script's folder, the files,
+ * files/<plan ID>. Without a file tree walk: this floor knows what it made. */
+static void remove_layout(const char *cache, const char *script, const PlanFile *pf, size_t n)
+{
+        int cache_fd = open(cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int script_fd = cache_fd < 0 || !script
+                                ? -1
+                                : openat(cache_fd, script, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        for (size_t i = 0; script_fd >= 0 && i < n; i++)
+                if (plain_name(pf[i].name))
+                        unlinkat(script_fd, pf[i].name, 0);
+        if (script_fd >= 0) {
+                close(script_fd);
+                unlinkat(cache_fd, script, AT_REMOVEDIR);
+        }
+        for (size_t i = 0; cache_fd >= 0 && i < n; i++)
+                unlinkat(cache_fd, pf[i].id, 0);
+        if (cache_fd >= 0)
+                close(cache_fd);
+        rmdir(cache);
+}
+
+int consumer_plan_run(const char *id, const void *plan, size_t len, char *out, size_t size)
+{
+        _cleanup_plan_error_ PlanError err = PLAN_ERROR_INIT;
+        json_t *doc = NULL;
+        const char *plan_id;
+        static char cwd[PATH_MAX];
+        char cache[PATH_MAX], dir[PATH_MAX];
+        const char *script = NULL;
+        PlanFile pf[MAX_FILES] = {{0}};
+        size_t n = 0;
+        int rc;
+
+        /* The first plan makes files/ in the current directory. */
+        if (!*cwd &&
+            (!getcwd(cwd, sizeof(cwd)) || (mkdir(FILES_DIR, 0700) < 0 && errno != EEXIST))) {
+                fprintf(stderr, "%s: cannot make %s: %m\n", consumer_name, FILES_DIR);
+                *cwd = '\0';
+                json_decref(doc);
+                return CONSUMER_SCRIPT_FATAL;
+        }
+        if (plan_parse_json(plan, len, NULL, &doc, &err) != 0) {
+                json_decref(doc);
+                return -1;
+        }
+        plan_id = json_string_value(json_object_get(doc, "ID"));
+        if (!plain_name(plan_id)) {
+                json_decref(doc);
+                return -1;
+        }
+        snprintf(cache, sizeof(cache), "%s/%s/%s", cwd, FILES_DIR, plan_id);
+        rc = lay_out(doc, cache, pf, &n, &script, dir, sizeof(dir));
+        if (rc == 0)
+                rc = contained_run(id, dir, pf[0].name, out, size);
+        else
+                fprintf(stderr, "%s: %s: cannot lay out its files: %s\n", consumer_name, id,
+                        strerror(-rc));
+        remove_layout(cache, script, pf, n);
+        json_decref(doc);
+        return rc == CONSUMER_SCRIPT_FATAL ? rc : rc < 0 ? -1 : 0;
+}
+
+int consumer_result(const char *id, int code, const char *output, char *buf, size_t size)
+{
+        unsigned char raw[16];
+        char rid[33], when[40];
+        struct timespec now;
+        struct tm tm;
+        json_t *doc;
+        size_t n;
+
+        if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+                return -1;
+        hex_encode(raw, sizeof(raw), rid);
+        clock_gettime(CLOCK_REALTIME, &now);
+        gmtime_r(&now.tv_sec, &tm);
+        n = strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+        snprintf(when + n, sizeof(when) - n, ".%06ld", now.tv_nsec / 1000);
+        doc = json_pack("{s:s, s:s, s:s, s:s, s:i, s:o, s:s}", "FormatVersion", "2.0.0", "ID", rid,
+                        "SourceID", id, "Action", "Execution:Result", "ErrorCode", code, "Body",
+                        code == 0 ? json_string(output)
+                                  : json_pack("{s:s, s:n}", "Message", output, "AdditionalInfo"),
+                        "Time", when);
+        n = doc ? json_dumpb(doc, buf, size, 0) : 0;
+        json_decref(doc);
+        return n == 0 || n >= size ? -1 : (int)n;
+}
