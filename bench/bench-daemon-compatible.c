@@ -40,6 +40,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -123,9 +124,16 @@ static int lay_out(const json_t *plan, const char *cache, PlanFile *pf, size_t *
         size_t n = 0, i;
 
         pf[n++].id = json_string_value(json_object_get(s, "EntryPoint"));
-        json_array_foreach (more, i, v)
-                if (n < MAX_FILES)
-                        pf[n++].id = json_string_value(v);
+        json_array_foreach (more, i, v) {
+                const char *id = json_string_value(v);
+                bool seen = false;
+
+                /* Each file once, as the reference writes and links it. */
+                for (size_t k = 0; k < n && id; k++)
+                        seen = seen || (pf[k].id && strcmp(pf[k].id, id) == 0);
+                if (!seen && n < MAX_FILES)
+                        pf[n++].id = id;
+        }
         *ret_n = 0;
         if (!plain_name(script) || json_array_size(more) + 1 > MAX_FILES)
                 return -EINVAL;
