@@ -19,8 +19,11 @@
  *      with stdin /dev/null and stdout read through a pipe, then waitpid()
  *      (bench-daemon-spawn.c); in the contained floor,
  *      bench-daemon-contained, through the agent's runner instead, contained
- *      as the agent contains a script (bench-daemon-contained.c);
- *   5. its stdout (without the final newline), as a small JSON result, is
+ *      as the agent contains a script (bench-daemon-contained.c); in the
+ *      compatible floor, bench-daemon-compatible, the plan's own script
+ *      from its files, contained as that (bench-daemon-compatible.c);
+ *   5. its stdout (without the final newline), as a small JSON result (the
+ *      compatible floor's with every field of the agent's), is
  *      appended to the log and fdatasync()ed: a result that is published
  *      can be published again after a crash (flush 3);
  *   6. the result is published to the results queue, with the properties
@@ -36,20 +39,22 @@
  *
  *     bench-daemon-consumer PORT QUEUE RESULTS_QUEUE
  *     bench-daemon-contained PORT QUEUE RESULTS_QUEUE
+ *     bench-daemon-compatible PORT QUEUE RESULTS_QUEUE
  *
- * SCRIPT is sha.sh for a message whose message_id starts with "sha-" (the
- * bench's 2 MiB plan) and echo.sh otherwise; bench-daemon prepares both, and
- * the file sha.sh reads, in the directory it starts this program in. The
- * plan is logged as it came and not parsed: what the agent does with it
- * beyond that (parse it, check it, write its files) is what the comparison
- * shows.
+ * For the durable and the contained floor, SCRIPT is sha.sh for a message
+ * whose message_id starts with "sha-" (the bench's 2 MiB plan) and echo.sh
+ * otherwise; bench-daemon prepares both, and the file sha.sh reads, in the
+ * directory it starts this program in. Those two log the plan as it came
+ * and do not parse it: what the agent does with it beyond that is what the
+ * comparison shows, and the compatible floor shows the part of it that
+ * parses the plan and lays out its files.
  *
  * The floor links librabbitmq only, so that its own start-up and memory are
  * those of a minimal C consumer; the contained floor adds the agent's core
- * library for its runner. It runs until SIGTERM (exit status 0, after
- * closing the connection), or until the connection fails or a message
- * cannot be handled as above (exit status 1): the contained floor stops so
- * when a script could not be contained. */
+ * library for its runner, and the compatible floor its plan parse. It runs until SIGTERM (exit
+ * status 0, after closing the connection), or until the connection fails or a message cannot be
+ * handled as above (exit status 1): the contained floor stops so when a script could not be
+ * contained. */
 #include <amqp.h>
 #include <amqp_tcp_socket.h>
 #include <fcntl.h>
@@ -168,7 +173,9 @@ static int handle(amqp_connection_state_t conn, const amqp_envelope_t *env,
                   const char *results_queue)
 {
         const amqp_basic_properties_t *p = &env->message.properties;
-        char id[256], output[OUTPUT_MAX], result[OUTPUT_MAX + 512];
+        /* The compatible floor's result may escape each byte of the
+         * output as \u00XX. */
+        char id[256], output[OUTPUT_MAX], result[OUTPUT_MAX * 6 + 512];
         amqp_basic_properties_t props;
         int code = 0, len, rc;
 

@@ -27,7 +27,7 @@ int consumer_script_setup(void);
  * an error result); or CONSUMER_SCRIPT_FATAL (said on stderr). */
 int consumer_script_run(const char *id, const char *script, char *out, size_t size);
 
-/* The contained floor's run of SCRIPT in the directory dir
+/* The contained floor's run of script in the directory dir
  * (bench-daemon-contained.c), which consumer_script_run() calls with the
  * current directory and the compatible floor with the script's folder.
  * Returns as consumer_script_run(). */
@@ -35,7 +35,9 @@ int contained_run(const char *id, const char *dir, const char *script, char *out
 
 /* The work of one message between the record that it begins and its result
  * (bench-daemon-consumer.c's handle()), with the plan as it came. The
- * floors' (bench-daemon-consumer.c) runs SCRIPT with consumer_script_run();
+ * durable and the contained floor's (bench-daemon-consumer.c) runs their
+ * prepared echo.sh, or sha.sh for the 2 MiB plan, with
+ * consumer_script_run();
  * the compatible floor's puts the plan's files in place, runs its script
  * and removes them. Returns as consumer_script_run(). */
 int consumer_plan_run(const char *id, const void *plan, size_t len, char *out, size_t size);

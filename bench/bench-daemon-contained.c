@@ -72,7 +72,7 @@ int consumer_script_setup(void)
 
 int contained_run(const char *id, const char *dir, const char *script, char *out, size_t size)
 {
-        char command[64], what[80];
+        char command[NAME_MAX + 8], what[NAME_MAX + 16];
         const char *argv[] = {"/bin/sh", "-c", command, NULL};
         ProcRequest req = {.argv = argv,
                            .cwd = dir,
@@ -84,6 +84,9 @@ int contained_run(const char *id, const char *dir, const char *script, char *out
         size_t len;
         int rc;
 
+        /* A Name is one file name (the compatible floor's checks). */
+        if (strlen(script) > NAME_MAX)
+                return -1;
         snprintf(command, sizeof(command), "./\"%s\" ", script);
         snprintf(what, sizeof(what), "script %s", script);
         rc = runner_run_command(runner, id, &req, &res, &held);

@@ -442,7 +442,7 @@ void report_split(const Bench *b)
                have_comp ? "" : "parsing, ", have_comp ? "compatible" : "contained");
         for (size_t i = 0; i < b->n; i++) {
                 size_t who[3] = {base, cont, have_comp ? comp : SIZE_MAX};
-                double v[4];
+                double v[3];
 
                 if (b->t[i].kind != TARGET_AGENT)
                         continue;

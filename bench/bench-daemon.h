@@ -58,10 +58,10 @@ typedef struct Bench {
 int options_parse(Options *o, int argc, char **argv);
 
 /* The agents take turns with the floors one at a time (bench-daemon.c,
- * round_trips()), so each floor (the durable floor, the baseline, the
- * contained floor and the compatible floor) handles count plans per agent; its samples for the
- * agent in slot k (the k-th agent) are at [k * count]. These say where
- * things are. */
+ * round_trips()), so each floor (the durable floor or baseline, the
+ * contained floor, the compatible floor) handles count plans per agent;
+ * its samples for the agent in slot k (the k-th agent) are at
+ * [k * count]. These say where things are. */
 static inline size_t bench_n_agents(const Bench *b)
 {
         size_t n = 0;
