@@ -11,17 +11,6 @@
 #include <string.h>
 
 #include "test-lib.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
 #include "util/fileio.h"
 #include "util/macro.h"
 #include "util/strbuf.h"
@@ -121,7 +110,7 @@ START_TEST(test_idle_code_beside_the_plt)
         ck_assert_uint_lt(idle->sh_addr, text->sh_addr);
         /* Most of the names match: the I/O thread's code is a few KiB. */
         ck_assert_uint_ge(idle->sh_size, 4 * 1024);
-#if !SANITIZED /* instrumented, the same code is several times larger */
+#if !ASAN_BUILD /* instrumented, the same code is several times larger */
         ck_assert_uint_eq((idle->sh_addr + idle->sh_size - 1) / (64 * 1024),
                           plt->sh_addr / (64 * 1024));
 #endif

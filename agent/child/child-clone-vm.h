@@ -17,16 +17,9 @@
 
 #include <stddef.h>
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CHILD_CLONE_VM_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define CHILD_CLONE_VM_ASAN 1
-#endif
+#include "util/macro.h"
 
-#if (defined(__x86_64__) || defined(__aarch64__)) && !defined(CHILD_CLONE_VM_ASAN)
+#if (defined(__x86_64__) || defined(__aarch64__)) && !ASAN_BUILD
 #define CHILD_CLONE_VM 1
 #else
 #define CHILD_CLONE_VM 0

@@ -9,6 +9,19 @@
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
+/* ASAN_BUILD: 1 when the code is built with AddressSanitizer (gcc says so
+ * with __SANITIZE_ADDRESS__, clang with __has_feature), else 0. */
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASAN_BUILD 1
+#endif
+#endif
+#ifndef ASAN_BUILD
+#define ASAN_BUILD 0
+#endif
+
 #define _cleanup_(f)         __attribute__((cleanup(f)))
 #define _unused_             __attribute__((unused))
 #define _printf_(a, b)       __attribute__((format(printf, a, b)))
