@@ -47,15 +47,16 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bench-daemon-consumer.h"
 #include "plan/plan.h"
+#include "result/result.h"
 #include "util/base64.h"
 #include "util/bigmem.h"
+#include "util/fileio.h"
 #include "util/hexid.h"
 #include "util/macro.h"
 
@@ -84,29 +85,18 @@ typedef struct Sink {
         unsigned char buf[CHUNK / 4 * 3 + 3]; /* base64_decoded_max(CHUNK) */
 } Sink;
 
-static int write_all(int fd, const void *data, size_t len)
-{
-        for (size_t done = 0; done < len;) {
-                ssize_t w = write(fd, (const char *)data + done, len - done);
-
-                if (w < 0)
-                        return -errno;
-                done += (size_t)w;
-        }
-        return 0;
-}
-
 static int sink_piece(void *userdata, const char *piece, size_t len)
 {
         Sink *k = userdata;
         int rc = 0;
 
         if (!k->base64)
-                return write_all(k->fd, piece, len);
+                return file_write_all(k->fd, piece, len);
         for (size_t at = 0; rc == 0 && at < len; at += CHUNK) {
                 size_t n = len - at < CHUNK ? len - at : CHUNK;
 
-                rc = write_all(k->fd, k->buf, base64_decoder_feed(&k->d, piece + at, n, k->buf));
+                rc = file_write_all(k->fd, k->buf,
+                                    base64_decoder_feed(&k->d, piece + at, n, k->buf));
         }
         return rc;
 }
@@ -285,19 +275,14 @@ int consumer_result(const char *id, int code, const char *output, char *buf, siz
 {
         _cleanup_json_ json_t *doc = NULL;
         json_t *body = NULL;
-        unsigned char raw[16];
-        char rid[33], when[40];
+        char rid[33], when[32];
         struct timespec now;
-        struct tm tm;
         size_t n;
 
-        if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+        if (hexid_new(rid) < 0)
                 return -1;
-        hex_encode(raw, sizeof(raw), rid);
         clock_gettime(CLOCK_REALTIME, &now);
-        gmtime_r(&now.tv_sec, &tm);
-        n = strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-        snprintf(when + n, sizeof(when) - n, ".%06ld", now.tv_nsec / 1000);
+        result_format_time(&now, when);
         if (code == 0 && !(body = json_string(output))) {
                 code = 1;
                 output = "the script's output is not UTF-8";

@@ -739,6 +739,30 @@ START_TEST(test_file_pread_full)
 }
 END_TEST
 
+START_TEST(test_file_write_all)
+{
+        char path[] = "/tmp/test-util-write-XXXXXX";
+        size_t len = 3 << 20, got = 0;
+        char *data = malloc(len), *back = NULL;
+        int fd = mkstemp(path);
+
+        ck_assert_ptr_nonnull(data);
+        ck_assert_int_ge(fd, 0);
+        for (size_t i = 0; i < len; i++)
+                data[i] = (char)(i * 7 + i / 251);
+        ck_assert_int_eq(file_write_all(fd, data, len), 0);
+        ck_assert_int_eq(file_write_all(fd, data, 0), 0);
+        ck_assert_int_eq(file_read_all(path, len, &back, &got), 0);
+        ck_assert_uint_eq(got, len);
+        ck_assert_int_eq(memcmp(back, data, len), 0);
+        ck_assert_int_eq(unlink(path), 0);
+        close(fd);
+        ck_assert_int_eq(file_write_all(fd, data, 1), -EBADF);
+        free(back);
+        free(data);
+}
+END_TEST
+
 START_TEST(test_hexid)
 {
         char a[33], b[33];
@@ -862,6 +886,7 @@ static void add_tests(TCase *tc)
         tcase_add_test(tc, test_file_read_sizes);
         tcase_add_test(tc, test_file_read_regular_at);
         tcase_add_test(tc, test_file_pread_full);
+        tcase_add_test(tc, test_file_write_all);
         tcase_add_loop_test(tc, test_b64_table, 0, ELEMENTSOF(b64_cases));
         tcase_add_test(tc, test_base64_vectors);
         tcase_add_loop_test(tc, test_b64_canonical, 0, ELEMENTSOF(b64_canonical_cases));

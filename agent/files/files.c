@@ -18,6 +18,7 @@
 
 #include "files/files-internal.h"
 #include "util/base64.h"
+#include "util/fileio.h"
 #include "util/hexid.h"
 #include "util/pyrepr.h"
 #include "util/strbuf.h"
@@ -414,20 +415,6 @@ static int inline_content(const Files *f, const json_t *file_def, const char **r
         return 0;
 }
 
-static int write_all(int fd, const char *data, size_t len)
-{
-        while (len > 0) {
-                ssize_t w = write(fd, data, len);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w < 0)
-                        return -errno;
-                data += w;
-                len -= (size_t)w;
-        }
-        return 0;
-}
-
 /* Base64 is decoded into the file piece by piece, each piece written
  * while it is in the cache, instead of into a fresh mapping of the whole
  * file's size first: this many characters of text at a time (the buffer,
@@ -449,7 +436,7 @@ static int write_base64_piece(void *userdata, const char *text, size_t len)
         for (size_t i = 0; i < len && !o->d->done;) {
                 size_t k = len - i < BASE64_PIECE ? len - i : BASE64_PIECE;
                 size_t n = base64_decoder_feed(o->d, text + i, k, o->buf);
-                int r = write_all(o->fd, o->buf, n);
+                int r = file_write_all(o->fd, o->buf, n);
 
                 if (r < 0)
                         return r;
@@ -546,7 +533,7 @@ static int put_inline(Files *f, const char *file_id, const json_t *file_def, Pla
                                 return files_fail_os(err, errno, path);
                         return files_fail(err, PLAN_CODE_EXCEPTION, "%s", why);
                 }
-        } else if ((r = write_all(fd, data, len)) < 0)
+        } else if ((r = file_write_all(fd, data, len)) < 0)
                 return files_fail_os(err, -r, path);
         r = close(fd);
         fd = -1;

@@ -108,3 +108,20 @@ ssize_t file_pread_full(int fd, void *buf, size_t len, off_t off)
         }
         return (ssize_t)got;
 }
+
+int file_write_all(int fd, const void *data, size_t len)
+{
+        const char *p = data;
+
+        while (len > 0) {
+                ssize_t w = write(fd, p, len);
+
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0)
+                        return -errno;
+                p += w;
+                len -= (size_t)w;
+        }
+        return 0;
+}

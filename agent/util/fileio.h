@@ -1,5 +1,5 @@
 /* Reading whole files with a size cap, for plans, config files and the
- * journal's files. */
+ * journal's files, and writing all of a buffer. */
 #pragma once
 
 #include <stddef.h>
@@ -22,3 +22,7 @@ int file_read_regular_fd(int fd, size_t max, char **ret, size_t *ret_len);
  * Returns the bytes read (fewer than len only at the end of the file) or
  * -errno. */
 ssize_t file_pread_full(int fd, void *buf, size_t len, off_t off);
+
+/* Write len bytes of data to fd, through short writes and EINTR.
+ * Returns 0 or -errno. */
+int file_write_all(int fd, const void *data, size_t len);
