@@ -414,22 +414,55 @@ static void split_line(const char *what, double floor, double contained, double 
         printf("\n");
 }
 
-/* A consumer's figure for the split: the paired median of ms for a floor
- * (against agent i), its median for the agent. */
-static double split_ms(const Bench *b, double *const *ms, int n, size_t f, size_t i)
-{
-        return f == i ? stats(ms[i], n).median : paired_median(b, ms, n, f, i);
-}
+/* The figures of the split. */
+typedef enum SplitFigure {
+        SPLIT_RT,        /* trivial round trip, paired median, ms */
+        SPLIT_CPU_RT,    /* CPU per trivial plan, ms */
+        SPLIT_BURST,     /* median burst, as ms per plan, so that the parts add up */
+        SPLIT_CPU_BURST, /* CPU per plan in a burst, ms */
+        SPLIT_BIG,       /* 2 MiB plan, paired median, ms */
+} SplitFigure;
 
-/* Where each agent's cost goes, from the floors of the same run: paired
- * medians for round trips, medians for bursts (as ms per plan, so that the
- * parts add up), CPU per plan as measured. */
-void report_split(const Bench *b)
+/* Consumer f's figure fig for the split of agent i (f == i: the agent's
+ * own): a floor's round trips are those paired with agent i. */
+static double split_figure(const Bench *b, SplitFigure fig, size_t f, size_t i)
 {
         const Report *r = &b->r;
+
+        switch (fig) {
+        case SPLIT_RT:
+                return f == i ? stats(r->rt_ms[i], b->o.runs).median
+                              : paired_median(b, r->rt_ms, b->o.runs, f, i);
+        case SPLIT_CPU_RT:
+                return r->cpu_rt[f];
+        case SPLIT_BURST:
+                return 1e3 / stats(r->burst_rate[f], b->o.bursts).median;
+        case SPLIT_CPU_BURST:
+                return r->cpu_burst[f];
+        case SPLIT_BIG:
+                return f == i ? stats(r->big_ms[i], b->o.big).median
+                              : paired_median(b, r->big_ms, b->o.big, f, i);
+        }
+        return -1;
+}
+
+/* One line of agent i's split: floors[] are the durable, the contained
+ * and the compatible floor (SIZE_MAX: none). */
+static void split_row(const Bench *b, const char *what, SplitFigure fig, const size_t floors[3],
+                      size_t i)
+{
+        double v[3];
+
+        for (size_t k = 0; k < 3; k++)
+                v[k] = floors[k] == SIZE_MAX ? -1 : split_figure(b, fig, floors[k], i);
+        split_line(what, v[0], v[1], v[2], split_figure(b, fig, i, i));
+}
+
+/* Where each agent's cost goes, from the floors of the same run. */
+void report_split(const Bench *b)
+{
         size_t base = 0, cont = 0, comp = 0;
         bool have_comp;
-        double rate[3];
 
         if (!bench_baseline(b, &base) || !bench_contained(b, &cont))
                 return;
@@ -441,8 +474,7 @@ void report_split(const Bench *b)
                          : "",
                have_comp ? "" : "parsing, ", have_comp ? "compatible" : "contained");
         for (size_t i = 0; i < b->n; i++) {
-                size_t who[3] = {base, cont, have_comp ? comp : SIZE_MAX};
-                double v[3];
+                size_t floors[3] = {base, cont, have_comp ? comp : SIZE_MAX};
 
                 if (b->t[i].kind != TARGET_AGENT)
                         continue;
@@ -453,32 +485,13 @@ void report_split(const Bench *b)
                 if (have_comp)
                         printf(" %8s", "files");
                 printf(" %8s   shares\n", "rest");
-                for (size_t k = 0; k < 3; k++)
-                        v[k] = who[k] == SIZE_MAX ? -1
-                                                  : split_ms(b, r->rt_ms, b->o.runs, who[k], i);
-                split_line("trivial round trip (median, ms)", v[0], v[1], v[2],
-                           split_ms(b, r->rt_ms, b->o.runs, i, i));
-                split_line("CPU per trivial plan (ms)", r->cpu_rt[base], r->cpu_rt[cont],
-                           have_comp ? r->cpu_rt[comp] : -1, r->cpu_rt[i]);
+                split_row(b, "trivial round trip (median, ms)", SPLIT_RT, floors, i);
+                split_row(b, "CPU per trivial plan (ms)", SPLIT_CPU_RT, floors, i);
                 if (b->o.bursts > 0) {
-                        for (size_t k = 0; k < 3; k++)
-                                rate[k] = who[k] == SIZE_MAX
-                                                  ? -1
-                                                  : 1e3 / stats(r->burst_rate[who[k]], b->o.bursts)
-                                                                    .median;
-                        split_line("burst (median, ms per plan)", rate[0], rate[1], rate[2],
-                                   1e3 / stats(r->burst_rate[i], b->o.bursts).median);
-                        split_line("CPU per plan in a burst (ms)", r->cpu_burst[base],
-                                   r->cpu_burst[cont], have_comp ? r->cpu_burst[comp] : -1,
-                                   r->cpu_burst[i]);
+                        split_row(b, "burst (median, ms per plan)", SPLIT_BURST, floors, i);
+                        split_row(b, "CPU per plan in a burst (ms)", SPLIT_CPU_BURST, floors, i);
                 }
-                if (b->o.big > 0) {
-                        for (size_t k = 0; k < 3; k++)
-                                v[k] = who[k] == SIZE_MAX
-                                               ? -1
-                                               : split_ms(b, r->big_ms, b->o.big, who[k], i);
-                        split_line("2 MiB plan (median, ms)", v[0], v[1], v[2],
-                                   split_ms(b, r->big_ms, b->o.big, i, i));
-                }
+                if (b->o.big > 0)
+                        split_row(b, "2 MiB plan (median, ms)", SPLIT_BIG, floors, i);
         }
 }
