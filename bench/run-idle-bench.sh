@@ -1,7 +1,7 @@
 #!/bin/bash
 # Idle cost of the agent: wakeups per idle minute and memory (RSS, PSS),
 # for one agent or a fleet of them on one broker, beside qemu-guest-agent
-# when it is installed.
+# (installed with packaging/build-deps.sh when it is missing).
 #
 #   bench/run-idle-bench.sh [-B BUILD_DIR] [-n AGENTS] [-s SECONDS] [-k]
 #                           [-p PLANS] [-w WATCHDOG_SECONDS] [-e CONFIG_LINES] [-m]
@@ -48,6 +48,10 @@ done
 agent=$build/agent/muranoagent
 send=$build/agent/muranoagent-send
 [ -x "$agent" ] || { echo "run-idle-bench: $agent is not built" >&2; exit 2; }
+# The agent's yardstick, installed when it is missing (Debian's package; on
+# a machine with systemd its unit starts only where a virtio port exists).
+"$root/packaging/build-deps.sh" qemu-guest-agent ||
+    echo "run-idle-bench: qemu-guest-agent could not be installed; measuring without it" >&2
 
 work=$(mktemp -d /var/tmp/bench-idle.XXXXXX)
 broker_dir=$work/broker
