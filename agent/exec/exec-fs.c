@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "exec/exec-internal.h"
+#include "util/fileio.h"
 
 int exec_path_normalize(const char *path, char **ret)
 {
@@ -125,19 +126,14 @@ bool exec_exists(const char *path)
 int exec_write_file(const char *path, const char *data, size_t len)
 {
         _cleanup_close_ int fd = -1;
+        int r;
 
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
         if (fd < 0)
                 return -errno;
-        while (len > 0) {
-                ssize_t n = write(fd, data, len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                data += n;
-                len -= (size_t)n;
-        }
+        r = file_write_all(fd, data, len);
+        if (r < 0)
+                return r;
         if (close(fd) < 0) {
                 fd = -1;
                 return -errno;
